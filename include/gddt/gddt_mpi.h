@@ -1,0 +1,43 @@
+/*
+ * gddt's MPI-facing C API: byte-window packing of committed MPI datatypes on host or device
+ * memory. The interposed MPI functions (MPI_Pack, MPI_Unpack, ...) need none of this; it is
+ * for code that builds its own pipelines.
+ */
+#ifndef GDDT_GDDT_MPI_H
+#define GDDT_GDDT_MPI_H
+
+#include <mpi.h>
+
+#include "gddt/gddt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Packs bytes [offset, offset + length) of the packed stream of `count` elements of
+ * `datatype` read from `typed` into `packed` (which receives exactly `length` bytes).
+ * Either buffer may be host, pinned, device or managed memory. With `cuda_stream` NULL the
+ * call returns when the bytes are in place; otherwise it is ordered on that cudaStream_t and
+ * may return before the copy completes (host-only work is always complete on return).
+ * offset + length must not exceed count * MPI_Type_size(datatype).
+ */
+GDDT_EXPORT gddt_status_t gddt_pack_window(MPI_Datatype datatype, MPI_Count count,
+                                           const void *typed, void *packed, MPI_Count offset,
+                                           MPI_Count length, void *cuda_stream);
+
+/* The reverse of gddt_pack_window: scatters `length` bytes from `packed` into the positions
+ * [offset, offset + length) of the packed stream of `count` elements of `datatype` at `typed`.
+ * Bytes of `typed` outside those positions are never written. */
+GDDT_EXPORT gddt_status_t gddt_unpack_window(MPI_Datatype datatype, MPI_Count count, void *typed,
+                                             const void *packed, MPI_Count offset,
+                                             MPI_Count length, void *cuda_stream);
+
+/* The MPI error class gddt raises for a status (MPI_SUCCESS for GDDT_OK). */
+GDDT_EXPORT int gddt_status_to_mpi_error(gddt_status_t status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GDDT_GDDT_MPI_H */

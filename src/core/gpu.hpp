@@ -1,0 +1,66 @@
+// The only door to CUDA for the layers above. Built from gpu_cuda.cpp when CUDA is
+// enabled and from gpu_none.cpp otherwise, so no other file needs #ifdef. The CUDA runtime
+// is linked statically and finds the driver at run time: a machine without a driver gets
+// available() == false, never a load failure.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/status.hpp"
+
+namespace gddt::gpu {
+
+using Stream = void*;  // a cudaStream_t
+
+// True when CUDA is compiled in, GDDT_CUDA is not "off", a driver answers and at least one
+// device exists. Decided once.
+bool available();
+bool compiled_in();
+int device_count();
+
+// Driver and runtime versions as CUDA encodes them (e.g. 13000); 0 when absent.
+int driver_version();
+int runtime_version();
+std::string device_name(int device);
+
+struct PointerInfo {
+  gddt_memory_type_t type = GDDT_MEMORY_HOST;
+  int device = -1;               // owning device of device/managed memory, -1 otherwise
+  std::uintptr_t base = 0;       // allocation range, when the driver tells it (size 0 if not)
+  std::size_t size = 0;
+};
+
+// Asks the driver what `ptr` is. Pageable host memory answers type HOST, size 0.
+Status query_pointer(const void* ptr, PointerInfo* info);
+
+// Makes `device` current for the guard's lifetime and restores the previous one after.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+// A stream owned by gddt for `device` (created on first use, blocking with respect to the
+// legacy default stream so work the user queued there is ordered before ours).
+Status library_stream(int device, Stream* stream);
+Status stream_synchronize(Stream stream);
+
+// cudaMemcpyAsync with cudaMemcpyDefault (the driver infers the direction under UVA).
+Status memcpy_async(void* dst, const void* src, std::size_t bytes, Stream stream);
+
+Status device_alloc(int device, std::size_t bytes, void** ptr);
+void device_free(int device, void* ptr);
+Status pinned_alloc(std::size_t bytes, void** ptr);
+void pinned_free(void* ptr);
+
+// Converts the last CUDA error to a Status, logging `what` with the CUDA message.
+Status check_last_error(const char* what);
+
+}  // namespace gddt::gpu

@@ -1,0 +1,45 @@
+// Pools of device scratch (per GPU) and pinned host staging memory, so the data path never
+// allocates per call. A pool that reaches its configured limit, or whose allocation fails,
+// hands out less (down to the caller's minimum) rather than failing: callers chunk.
+#pragma once
+
+#include <cstddef>
+
+#include "core/status.hpp"
+
+namespace gddt::pool {
+
+enum class Where { kDevice, kPinned };
+
+// A buffer borrowed from a pool; returns itself on destruction.
+class Lease {
+ public:
+  Lease() = default;
+  ~Lease() { release(); }
+  Lease(Lease&& other) noexcept;
+  Lease& operator=(Lease&& other) noexcept;
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+
+  void* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  explicit operator bool() const { return data_ != nullptr; }
+  void release();
+
+ private:
+  friend Status acquire(Where, int, std::size_t, std::size_t, Lease*);
+  void* data_ = nullptr;
+  std::size_t size_ = 0;
+  Where where_ = Where::kPinned;
+  int device_ = -1;
+};
+
+// Borrows between `min_bytes` and `want_bytes` (as much as the pool allows, preferring
+// `want_bytes`). `device` is ignored for pinned memory. GDDT_ERR_NO_MEMORY only when not
+// even `min_bytes` can be had.
+Status acquire(Where where, int device, std::size_t want_bytes, std::size_t min_bytes, Lease* lease);
+
+// Frees every cached buffer (at MPI_Finalize; buffers still leased are freed on return).
+void trim();
+
+}  // namespace gddt::pool

@@ -1,0 +1,41 @@
+// The pack backends' one interface. A backend moves the bytes of a packed-stream window
+// between a typed buffer (laid out as the datatype says) and a contiguous packed buffer.
+// Both buffers must be accessible to the backend: the host backend needs host-accessible
+// memory, the CUDA backend device-accessible memory (device, managed or pinned host). The
+// engine (engine.hpp) picks the backend and stages between memory kinds.
+#pragma once
+
+#include <cstdint>
+
+#include "core/gpu.hpp"
+#include "type/layout.hpp"
+
+namespace gddt::pack {
+
+// The bytes [offset, offset + length) of the packed stream of `count` elements of `layout`.
+struct Window {
+  const type::Layout* layout = nullptr;
+  std::int64_t count = 0;
+  std::int64_t offset = 0;
+  std::int64_t length = 0;
+};
+
+// Slot indices into type::Layout::backend_slots.
+enum BackendSlotIndex { kHostSlot = 0, kCudaSlot = 1, kOpenclSlot = 2 };
+
+struct Backend {
+  const char* name;
+  // Copies window bytes from `typed` into `packed` (packed receives exactly length bytes).
+  Status (*pack)(const Window& window, const void* typed, void* packed, gpu::Stream stream);
+  // Copies `length` bytes from `packed` into the window positions of `typed`; bytes of
+  // `typed` outside the typemap are never written.
+  Status (*unpack)(const Window& window, void* typed, const void* packed, gpu::Stream stream);
+};
+
+// Synchronous, on the calling thread; `stream` is ignored.
+const Backend& host_backend();
+// Asynchronous on `stream` (a stream of the current device; the caller sets the device with
+// gpu::DeviceGuard). With CUDA compiled out every call returns GDDT_ERR_NO_DEVICE.
+const Backend& cuda_backend();
+
+}  // namespace gddt::pack
