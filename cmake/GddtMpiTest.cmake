@@ -1,0 +1,70 @@
+# gddt_add_mpi_test(NAME <name> RANKS <k> COMMAND <exe> [args...]
+#                   [ENVIRONMENT VAR=value...] [LABELS label...])
+#
+# <exe> is a target name or a path; generator expressions are allowed everywhere. Registers a CTest that runs `<exe> [args]` on k ranks through the MPI launcher found by
+# FindMPI. ENVIRONMENT is applied to each rank (through `env` between the launcher and the
+# program), not to the launcher: a variable such as LD_PRELOAD must reach the ranks only,
+# never mpiexec itself. The test reserves k processors so `ctest -j` does not oversubscribe.
+
+include_guard(GLOBAL)
+
+# Open MPI refuses to run as root and to start more ranks than cores unless told; the same
+# flags are errors for MPICH's launcher, so they are added for Open MPI only.
+function(_gddt_detect_open_mpi out_var)
+  if(DEFINED CACHE{GDDT_MPIEXEC_IS_OPEN_MPI}
+     AND GDDT_MPIEXEC_DETECTED_FOR STREQUAL "${MPIEXEC_EXECUTABLE}")
+    set(${out_var} ${GDDT_MPIEXEC_IS_OPEN_MPI} PARENT_SCOPE)
+    return()
+  endif()
+  set(is_open_mpi OFF)
+  if(MPI_C_LIBRARY_VERSION_STRING MATCHES "Open MPI")
+    set(is_open_mpi ON)
+  elseif(NOT MPI_C_LIBRARY_VERSION_STRING AND MPIEXEC_EXECUTABLE)
+    execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version
+                    OUTPUT_VARIABLE launcher_version ERROR_VARIABLE launcher_version
+                    TIMEOUT 30)
+    if(launcher_version MATCHES "Open MPI|OpenRTE")
+      set(is_open_mpi ON)
+    endif()
+  endif()
+  set(GDDT_MPIEXEC_IS_OPEN_MPI ${is_open_mpi} CACHE INTERNAL "mpiexec belongs to Open MPI")
+  set(GDDT_MPIEXEC_DETECTED_FOR "${MPIEXEC_EXECUTABLE}" CACHE INTERNAL "launcher of that answer")
+  set(${out_var} ${is_open_mpi} PARENT_SCOPE)
+endfunction()
+
+function(gddt_add_mpi_test)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;RANKS" "COMMAND;ENVIRONMENT;LABELS")
+  if(NOT arg_NAME OR NOT arg_RANKS OR NOT arg_COMMAND)
+    message(FATAL_ERROR "gddt_add_mpi_test: NAME, RANKS and COMMAND are required")
+  endif()
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "gddt_add_mpi_test(${arg_NAME}): unknown arguments ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT MPIEXEC_EXECUTABLE)
+    message(FATAL_ERROR "gddt_add_mpi_test(${arg_NAME}): FindMPI found no MPIEXEC_EXECUTABLE")
+  endif()
+
+  _gddt_detect_open_mpi(is_open_mpi)
+  set(launcher_flags ${MPIEXEC_PREFLAGS})
+  if(is_open_mpi)
+    list(APPEND launcher_flags --allow-run-as-root --oversubscribe)
+  endif()
+
+  set(rank_wrapper)
+  if(arg_ENVIRONMENT)
+    find_program(GDDT_ENV_PROGRAM env REQUIRED)
+    set(rank_wrapper ${GDDT_ENV_PROGRAM} ${arg_ENVIRONMENT})
+  endif()
+
+  list(POP_FRONT arg_COMMAND program)
+  if(TARGET ${program})
+    set(program $<TARGET_FILE:${program}>)
+  endif()
+  add_test(NAME ${arg_NAME}
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${arg_RANKS} ${launcher_flags}
+                   ${rank_wrapper} ${program} ${MPIEXEC_POSTFLAGS} ${arg_COMMAND})
+  set_tests_properties(${arg_NAME} PROPERTIES PROCESSORS ${arg_RANKS})
+  if(arg_LABELS)
+    set_tests_properties(${arg_NAME} PROPERTIES LABELS "${arg_LABELS}")
+  endif()
+endfunction()
