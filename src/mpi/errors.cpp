@@ -1,0 +1,35 @@
+#include "mpi/errors.hpp"
+
+namespace gddt::mpi {
+
+int error_class(Status status) {
+  switch (status) {
+    case GDDT_OK:
+    case GDDT_IN_PROGRESS: return MPI_SUCCESS;
+    case GDDT_ERR_INVALID_ARG: return MPI_ERR_ARG;
+    case GDDT_ERR_INVALID_TYPE: return MPI_ERR_TYPE;
+    case GDDT_ERR_COUNT: return MPI_ERR_COUNT;
+    case GDDT_ERR_BUFFER: return MPI_ERR_BUFFER;
+    case GDDT_ERR_TRUNCATE: return MPI_ERR_TRUNCATE;
+    case GDDT_ERR_NO_MEMORY: return MPI_ERR_NO_MEM;
+    case GDDT_ERR_UNSUPPORTED: return MPI_ERR_UNSUPPORTED_OPERATION;
+    case GDDT_ERR_INTERNAL: return MPI_ERR_INTERN;
+    case GDDT_ERR_NO_DEVICE:
+    case GDDT_ERR_CUDA:
+    case GDDT_ERR_MPI:
+    case GDDT_ERR_CONFIG: return MPI_ERR_OTHER;
+  }
+  return MPI_ERR_OTHER;
+}
+
+int raise(MPI_Comm comm, Status status) {
+  const int cls = error_class(status);
+  if (cls == MPI_SUCCESS) return MPI_SUCCESS;
+  GDDT_LOG(kInfo, "raising %s (%s) on the communicator", status_name(status), gddt_status_string(status));
+  PMPI_Comm_call_errhandler(comm, cls);
+  return cls;
+}
+
+}  // namespace gddt::mpi
+
+extern "C" int gddt_status_to_mpi_error(gddt_status_t status) { return gddt::mpi::error_class(status); }

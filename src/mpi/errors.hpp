@@ -1,0 +1,17 @@
+// Converting gddt statuses into MPI error classes, raised once at the MPI boundary through
+// the communicator's error handler.
+#pragma once
+
+#include <mpi.h>
+
+#include "core/status.hpp"
+
+namespace gddt::mpi {
+
+int error_class(Status status);
+
+// Raises `status` on `comm` (its error handler runs: MPI_ERRORS_ARE_FATAL aborts) and
+// returns the MPI error class for the caller to return. MPI_SUCCESS for GDDT_OK.
+int raise(MPI_Comm comm, Status status);
+
+}  // namespace gddt::mpi

@@ -1,0 +1,253 @@
+#include "mpi/pack_api.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/gpu.hpp"
+#include "core/memory.hpp"
+#include "gddt/gddt_mpi.h"
+#include "mpi/errors.hpp"
+#include "pack/engine.hpp"
+
+namespace gddt::mpi {
+namespace {
+
+bool host_packing_by_gddt() {
+  static const bool by_gddt = config::settings().pack_host == "gddt";
+  return by_gddt;
+}
+
+// A buffer argument that is NULL (MPI_BOTTOM) is legal only when the datatype's displacements
+// are absolute addresses; the first byte touched inside the lowest 64 KiB cannot be one.
+constexpr std::int64_t kLowestValidAddress = 64 * 1024;
+
+std::mutex probe_mutex;
+MPI_Comm probe_comm = MPI_COMM_NULL;
+
+// Asks the library whether a datatype gddt never saw committed (committed before gddt was
+// loaded, or through a path gddt does not intercept) is committed: a zero-count PMPI_Pack on
+// a private communicator that returns errors instead of raising them.
+bool library_accepts(MPI_Datatype datatype) {
+  std::lock_guard<std::mutex> lock(probe_mutex);
+  if (probe_comm == MPI_COMM_NULL) {
+    if (PMPI_Comm_dup(MPI_COMM_SELF, &probe_comm) != MPI_SUCCESS) return false;
+    PMPI_Comm_set_errhandler(probe_comm, MPI_ERRORS_RETURN);
+  }
+  char in = 0, out = 0;
+  int position = 0;
+  return PMPI_Pack(&in, 0, datatype, &out, 1, &position, probe_comm) == MPI_SUCCESS;
+}
+
+// Bounds of a datatype gddt cannot express, from the library, so the span checks and the
+// bounce path still work.
+Status bounds_from_library(MPI_Datatype datatype, type::Layout* bounds) {
+  MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  if (PMPI_Type_size_x(datatype, &size) != MPI_SUCCESS ||
+      PMPI_Type_get_extent_x(datatype, &lb, &extent) != MPI_SUCCESS ||
+      PMPI_Type_get_true_extent_x(datatype, &true_lb, &true_extent) != MPI_SUCCESS)
+    return GDDT_ERR_INVALID_TYPE;
+  bounds->size = size;
+  bounds->lb = lb;
+  bounds->extent = extent;
+  bounds->true_lb = true_lb;
+  bounds->true_ub = true_lb + true_extent;
+  return GDDT_OK;
+}
+
+// What one MPI_Pack or MPI_Unpack call moves, once its arguments are checked.
+struct Plan {
+  type::LayoutPtr layout;    // bounds only (no pieces) when !expressible
+  bool expressible = true;
+  std::int64_t bytes = 0;    // packed bytes moved
+  char* typed_first = nullptr;  // lowest typed byte touched
+  memory::Kind typed, packed;
+};
+
+// The checks MPI_Pack and MPI_Unpack share. The typed side is `count` elements of `datatype`
+// at `typed`; the packed side is `packed` + *position within `packed_size` bytes.
+Status plan_transfer(const void* typed, int count, MPI_Datatype datatype, const void* packed,
+                     int packed_size, const int* position, Plan* plan) {
+  if (position == nullptr || packed_size < 0) return GDDT_ERR_INVALID_ARG;
+  if (count < 0) return GDDT_ERR_COUNT;
+  Status status = resolve_datatype(datatype, &plan->layout);
+  if (status == GDDT_ERR_UNSUPPORTED) {
+    auto bounds = std::make_shared<type::Layout>();
+    GDDT_CHECK(bounds_from_library(datatype, bounds.get()));
+    plan->layout = std::move(bounds);
+    plan->expressible = false;
+  } else {
+    GDDT_CHECK(status);
+  }
+  if (*position < 0 || *position > packed_size) return GDDT_ERR_INVALID_ARG;
+  plan->bytes = static_cast<std::int64_t>(count) * plan->layout->size;
+  if (plan->bytes > packed_size - *position) return GDDT_ERR_TRUNCATE;
+  if (plan->bytes == 0) return GDDT_OK;
+
+  plan->typed_first = const_cast<char*>(static_cast<const char*>(typed)) + plan->layout->span_lb(count);
+  if (reinterpret_cast<std::uintptr_t>(plan->typed_first) < kLowestValidAddress) return GDDT_ERR_BUFFER;
+  if (packed == nullptr) return GDDT_ERR_BUFFER;
+  GDDT_CHECK(memory::classify(plan->typed_first, &plan->typed));
+  return memory::classify(static_cast<const char*>(packed) + *position, &plan->packed);
+}
+
+bool on_host_only(const Plan& plan) { return !plan.typed.is_device() && !plan.packed.is_device(); }
+
+// Copies between any two memories and waits; for the bounce path only.
+Status copy_and_wait(void* dst, const void* src, std::size_t bytes, int device) {
+  if (device < 0) device = 0;
+  gpu::DeviceGuard guard(device);
+  gpu::Stream stream = nullptr;
+  GDDT_CHECK(gpu::library_stream(device, &stream));
+  GDDT_CHECK(gpu::memcpy_async(dst, src, bytes, stream));
+  return gpu::stream_synchronize(stream);
+}
+
+// For a datatype gddt cannot express on a device buffer: the library packs a host copy of
+// the typed span. Slow, but correct for anything the library itself handles.
+struct HostSpan {
+  std::vector<char> bytes;
+  std::int64_t lb = 0;
+  char* base() { return bytes.data() - lb; }  // the typed buffer pointer for the copy
+};
+
+Status copy_span_to_host(const Plan& plan, int count, HostSpan* span) {
+  span->lb = plan.layout->span_lb(count);
+  span->bytes.resize(static_cast<std::size_t>(plan.layout->span_ub(count) - span->lb));
+  return copy_and_wait(span->bytes.data(), plan.typed_first, span->bytes.size(), plan.typed.device);
+}
+
+Status bounce_pack(const Plan& plan, int count, MPI_Datatype datatype, char* out, MPI_Comm comm) {
+  HostSpan span;
+  GDDT_CHECK(copy_span_to_host(plan, count, &span));
+  std::vector<char> packed(static_cast<std::size_t>(plan.bytes));
+  int position = 0;
+  if (PMPI_Pack(span.base(), count, datatype, packed.data(), static_cast<int>(plan.bytes), &position, comm) != MPI_SUCCESS)
+    return GDDT_ERR_MPI;
+  return copy_and_wait(out, packed.data(), packed.size(), plan.packed.device);
+}
+
+Status bounce_unpack(const Plan& plan, const char* in, int count, MPI_Datatype datatype, MPI_Comm comm) {
+  HostSpan span;
+  GDDT_CHECK(copy_span_to_host(plan, count, &span));
+  std::vector<char> packed(static_cast<std::size_t>(plan.bytes));
+  GDDT_CHECK(copy_and_wait(packed.data(), in, packed.size(), plan.packed.device));
+  int position = 0;
+  if (PMPI_Unpack(packed.data(), static_cast<int>(plan.bytes), &position, span.base(), count, datatype, comm) != MPI_SUCCESS)
+    return GDDT_ERR_MPI;
+  return copy_and_wait(plan.typed_first, span.bytes.data(), span.bytes.size(), plan.typed.device);
+}
+
+// The window API's checks: no communicator, statuses returned.
+Status plan_window(MPI_Datatype datatype, MPI_Count count, const void* typed, const void* packed,
+                   MPI_Count offset, MPI_Count length, type::LayoutPtr* layout, memory::Kind* typed_kind,
+                   memory::Kind* packed_kind) {
+  if (count < 0) return GDDT_ERR_COUNT;
+  GDDT_CHECK(resolve_datatype(datatype, layout));
+  if (offset < 0 || length < 0 || offset + length > count * (*layout)->size) return GDDT_ERR_INVALID_ARG;
+  if (length == 0) return GDDT_OK;
+  const char* first = static_cast<const char*>(typed) + (*layout)->span_lb(count);
+  if (reinterpret_cast<std::uintptr_t>(first) < kLowestValidAddress || packed == nullptr) return GDDT_ERR_BUFFER;
+  GDDT_CHECK(memory::classify(first, typed_kind));
+  return memory::classify(packed, packed_kind);
+}
+
+}  // namespace
+
+Status resolve_datatype(MPI_Datatype datatype, type::LayoutPtr* layout) {
+  if (datatype == MPI_DATATYPE_NULL || type::is_freed(datatype)) return GDDT_ERR_INVALID_TYPE;
+  if (!type::is_known_committed(datatype)) {
+    if (!library_accepts(datatype)) return GDDT_ERR_INVALID_TYPE;
+    type::on_commit(datatype);
+  }
+  return type::lookup(datatype, layout);
+}
+
+int pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
+         int* position, MPI_Comm comm) {
+  if ((!gpu::available() && !host_packing_by_gddt()) || comm == MPI_COMM_NULL)
+    return PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
+  Plan plan;
+  Status status = plan_transfer(inbuf, incount, datatype, outbuf, outsize, position, &plan);
+  if (is_error(status)) return raise(comm, status);
+  if (plan.bytes == 0) return MPI_SUCCESS;
+  if (on_host_only(plan) && !(host_packing_by_gddt() && plan.expressible))
+    return PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
+
+  char* out = static_cast<char*>(outbuf) + *position;
+  if (plan.expressible) {
+    pack::Window window{plan.layout.get(), incount, 0, plan.bytes};
+    status = pack::pack(window, inbuf, plan.typed, out, plan.packed, nullptr);
+  } else {
+    status = bounce_pack(plan, incount, datatype, out, comm);
+  }
+  if (is_error(status)) return raise(comm, status);
+  *position += static_cast<int>(plan.bytes);
+  return MPI_SUCCESS;
+}
+
+int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,
+           MPI_Datatype datatype, MPI_Comm comm) {
+  if ((!gpu::available() && !host_packing_by_gddt()) || comm == MPI_COMM_NULL)
+    return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
+  Plan plan;
+  Status status = plan_transfer(outbuf, outcount, datatype, inbuf, insize, position, &plan);
+  if (is_error(status)) return raise(comm, status);
+  if (plan.bytes == 0) return MPI_SUCCESS;
+  if (on_host_only(plan) && !(host_packing_by_gddt() && plan.expressible))
+    return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
+
+  const char* in = static_cast<const char*>(inbuf) + *position;
+  if (plan.expressible) {
+    pack::Window window{plan.layout.get(), outcount, 0, plan.bytes};
+    status = pack::unpack(window, outbuf, plan.typed, in, plan.packed, nullptr);
+  } else {
+    status = bounce_unpack(plan, in, outcount, datatype, comm);
+  }
+  if (is_error(status)) return raise(comm, status);
+  *position += static_cast<int>(plan.bytes);
+  return MPI_SUCCESS;
+}
+
+int pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) {
+  if ((!gpu::available() && !host_packing_by_gddt()) || comm == MPI_COMM_NULL)
+    return PMPI_Pack_size(incount, datatype, comm, size);
+  if (size == nullptr) return raise(comm, GDDT_ERR_INVALID_ARG);
+  if (incount < 0) return raise(comm, GDDT_ERR_COUNT);
+  type::LayoutPtr layout;
+  Status status = resolve_datatype(datatype, &layout);
+  if (is_error(status) && status != GDDT_ERR_UNSUPPORTED) return raise(comm, status);
+  // The library's bound is kept: it is never below what gddt writes (count * type size), and
+  // buffers sized by it must also hold data the library itself packs.
+  return PMPI_Pack_size(incount, datatype, comm, size);
+}
+
+void release_resources() {
+  std::lock_guard<std::mutex> lock(probe_mutex);
+  if (probe_comm != MPI_COMM_NULL) PMPI_Comm_free(&probe_comm);
+}
+
+}  // namespace gddt::mpi
+
+using namespace gddt;
+
+extern "C" gddt_status_t gddt_pack_window(MPI_Datatype datatype, MPI_Count count, const void* typed,
+                                          void* packed, MPI_Count offset, MPI_Count length,
+                                          void* cuda_stream) {
+  type::LayoutPtr layout;
+  memory::Kind typed_kind, packed_kind;
+  GDDT_CHECK(mpi::plan_window(datatype, count, typed, packed, offset, length, &layout, &typed_kind, &packed_kind));
+  pack::Window window{layout.get(), count, offset, length};
+  return pack::pack(window, typed, typed_kind, packed, packed_kind, cuda_stream);
+}
+
+extern "C" gddt_status_t gddt_unpack_window(MPI_Datatype datatype, MPI_Count count, void* typed,
+                                            const void* packed, MPI_Count offset, MPI_Count length,
+                                            void* cuda_stream) {
+  type::LayoutPtr layout;
+  memory::Kind typed_kind, packed_kind;
+  GDDT_CHECK(mpi::plan_window(datatype, count, typed, packed, offset, length, &layout, &typed_kind, &packed_kind));
+  pack::Window window{layout.get(), count, offset, length};
+  return pack::unpack(window, typed, typed_kind, packed, packed_kind, cuda_stream);
+}

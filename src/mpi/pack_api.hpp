@@ -1,0 +1,26 @@
+// MPI_Pack, MPI_Unpack and MPI_Pack_size as gddt implements them for device memory (and,
+// with GDDT_PACK_HOST=gddt, for host memory), plus the checks they share with the public
+// window API. The interposer shims in interpose.cpp call these after the disable switch.
+#pragma once
+
+#include <mpi.h>
+
+#include "type/datatype.hpp"
+
+namespace gddt::mpi {
+
+// A datatype usable for packing: not null, not freed, committed (a type gddt never saw
+// committed is asked about through a private zero-count PMPI_Pack), with its layout.
+// GDDT_ERR_UNSUPPORTED when the type is valid but gddt cannot express it.
+Status resolve_datatype(MPI_Datatype datatype, type::LayoutPtr* layout);
+
+int pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
+         int* position, MPI_Comm comm);
+int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,
+           MPI_Datatype datatype, MPI_Comm comm);
+int pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size);
+
+// Frees what the checks above keep (the private probe communicator); at MPI_Finalize.
+void release_resources();
+
+}  // namespace gddt::mpi
