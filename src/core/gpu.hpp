@@ -25,6 +25,9 @@ int driver_version();
 int runtime_version();
 std::string device_name(int device);
 
+// Whether `device` can address memory on `peer` directly (cudaDeviceCanAccessPeer).
+bool can_access_peer(int device, int peer);
+
 struct PointerInfo {
   gddt_memory_type_t type = GDDT_MEMORY_HOST;
   int device = -1;               // owning device of device/managed memory, -1 otherwise

@@ -22,7 +22,8 @@ struct Kind {
 // a branch.
 Status classify(const void* ptr, Kind* kind);
 
-// Forgets cached ranges overlapping [ptr, ptr+bytes); for callers that know memory was freed.
+// Forgets cached ranges overlapping [ptr, ptr+bytes) (bytes 0: the range holding ptr); for
+// callers that know memory was freed.
 void invalidate(const void* ptr, std::size_t bytes);
 
 // Cache statistics for gddt-info and tests.

@@ -1,0 +1,245 @@
+// The CUDA build of gpu.hpp. The runtime is linked statically and opens libcuda itself at
+// run time, so without a driver every query fails cleanly and available() is false.
+// libcuda is never linked: the one driver call we need is fetched through the runtime.
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+#include "core/config.hpp"
+#include "core/gpu.hpp"
+#include "core/log.hpp"
+
+namespace gddt::gpu {
+namespace {
+
+// Logs a failed runtime call by name and clears the runtime's last-error slot, so a later
+// check_last_error() does not report this failure twice.
+Status cuda_status(cudaError_t error, const char* call) {
+  if (error == cudaSuccess) return GDDT_OK;
+  cudaGetLastError();
+  GDDT_LOG(kError, "%s failed: %s", call, cudaGetErrorString(error));
+  return GDDT_ERR_CUDA;
+}
+
+// Like cuda_status, but running out of memory is an ordinary answer the pools handle by
+// asking for less, so it is reported as GDDT_ERR_NO_MEMORY without an error line.
+Status allocation_status(cudaError_t error, const char* call, std::size_t bytes) {
+  if (error != cudaErrorMemoryAllocation) return cuda_status(error, call);
+  cudaGetLastError();
+  GDDT_LOG(kInfo, "%s(%zu bytes): out of memory", call, bytes);
+  return GDDT_ERR_NO_MEMORY;
+}
+
+struct Probe {
+  bool usable = false;
+  int devices = 0;
+};
+
+const Probe& probe() {
+  static const Probe result = [] {
+    Probe found;
+    if (config::settings().cuda == "off") return found;
+    cudaError_t error = cudaGetDeviceCount(&found.devices);
+    if (error != cudaSuccess) {
+      cudaGetLastError();
+      GDDT_LOG(kInfo, "CUDA unavailable: cudaGetDeviceCount: %s", cudaGetErrorString(error));
+      found.devices = 0;
+      return found;
+    }
+    found.usable = found.devices > 0;
+    return found;
+  }();
+  return result;
+}
+
+bool valid_device(int device) { return available() && device >= 0 && device < probe().devices; }
+
+using PointerGetAttribute = CUresult (*)(void* data, CUpointer_attribute attribute, CUdeviceptr ptr);
+
+PointerGetAttribute pointer_get_attribute() {
+  static const PointerGetAttribute function = []() -> PointerGetAttribute {
+    void* symbol = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+    // cuPointerGetAttribute kept its ABI since CUDA 4; ask for the 12.0 one so older
+    // 12.x drivers answer too.
+    cudaError_t error = cudaGetDriverEntryPointByVersion("cuPointerGetAttribute", &symbol, 12000,
+                                                         cudaEnableDefault, &found);
+#else
+    cudaError_t error = cudaGetDriverEntryPoint("cuPointerGetAttribute", &symbol, cudaEnableDefault, &found);
+#endif
+    if (error != cudaSuccess || found != cudaDriverEntryPointSuccess) {
+      cudaGetLastError();
+      GDDT_LOG(kInfo, "cuPointerGetAttribute not found; allocation ranges unknown, memory cache unused");
+      return nullptr;
+    }
+    return reinterpret_cast<PointerGetAttribute>(symbol);
+  }();
+  return function;
+}
+
+// Fills base/size from the driver; leaves size 0 when it cannot tell.
+void query_range(const void* ptr, PointerInfo* info) {
+  PointerGetAttribute get = pointer_get_attribute();
+  if (get == nullptr) return;
+  CUdeviceptr address = reinterpret_cast<CUdeviceptr>(ptr);
+  CUdeviceptr start = 0;
+  std::size_t size = 0;
+  if (get(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, address) != CUDA_SUCCESS) return;
+  if (get(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, address) != CUDA_SUCCESS) return;
+  info->base = static_cast<std::uintptr_t>(start);
+  info->size = size;
+}
+
+// One lazily created stream per device; never destroyed, since at process exit the
+// driver may already be gone.
+struct StreamTable {
+  std::mutex create_mutex;
+  std::unique_ptr<std::atomic<cudaStream_t>[]> streams;
+};
+
+StreamTable& stream_table() {
+  static StreamTable table{{}, std::make_unique<std::atomic<cudaStream_t>[]>(static_cast<std::size_t>(probe().devices))};
+  return table;
+}
+
+}  // namespace
+
+bool compiled_in() { return true; }
+bool available() { return probe().usable; }
+int device_count() { return probe().usable ? probe().devices : 0; }
+
+int driver_version() {
+  int version = 0;
+  if (cudaDriverGetVersion(&version) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return version;
+}
+
+int runtime_version() {
+  int version = 0;
+  if (cudaRuntimeGetVersion(&version) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return version;
+}
+
+std::string device_name(int device) {
+  if (!valid_device(device)) return "";
+  cudaDeviceProp properties{};
+  if (cuda_status(cudaGetDeviceProperties(&properties, device), "cudaGetDeviceProperties") != GDDT_OK) return "";
+  return properties.name;
+}
+
+bool can_access_peer(int device, int peer) {
+  if (!valid_device(device) || !valid_device(peer) || device == peer) return false;
+  int can = 0;
+  if (cuda_status(cudaDeviceCanAccessPeer(&can, device, peer), "cudaDeviceCanAccessPeer") != GDDT_OK) return false;
+  return can != 0;
+}
+
+Status query_pointer(const void* ptr, PointerInfo* info) {
+  *info = PointerInfo{};
+  if (!available() || ptr == nullptr) return GDDT_OK;
+  cudaPointerAttributes attributes{};
+  cudaError_t error = cudaPointerGetAttributes(&attributes, ptr);
+  if (error == cudaErrorInvalidValue) {
+    // Runtimes before CUDA 11 answer this for pageable host memory and leave it as the
+    // last error; clear it, the answer is "host".
+    cudaGetLastError();
+    return GDDT_OK;
+  }
+  GDDT_CHECK(cuda_status(error, "cudaPointerGetAttributes"));
+  switch (attributes.type) {
+    case cudaMemoryTypeUnregistered:
+      return GDDT_OK;
+    case cudaMemoryTypeHost:
+      info->type = GDDT_MEMORY_PINNED;
+      break;
+    case cudaMemoryTypeDevice:
+      info->type = GDDT_MEMORY_DEVICE;
+      info->device = attributes.device;
+      break;
+    case cudaMemoryTypeManaged:
+      info->type = GDDT_MEMORY_MANAGED;
+      info->device = attributes.device;
+      break;
+  }
+  query_range(ptr, info);
+  return GDDT_OK;
+}
+
+DeviceGuard::DeviceGuard(int device) {
+  if (!available()) return;
+  int current = -1;
+  if (cuda_status(cudaGetDevice(&current), "cudaGetDevice") != GDDT_OK || current == device) return;
+  if (cuda_status(cudaSetDevice(device), "cudaSetDevice") == GDDT_OK) previous_ = current;
+}
+
+DeviceGuard::~DeviceGuard() {
+  if (previous_ >= 0) cuda_status(cudaSetDevice(previous_), "cudaSetDevice");
+}
+
+Status library_stream(int device, Stream* stream) {
+  if (!valid_device(device)) return available() ? GDDT_ERR_INVALID_ARG : GDDT_ERR_NO_DEVICE;
+  StreamTable& table = stream_table();
+  std::atomic<cudaStream_t>& slot = table.streams[static_cast<std::size_t>(device)];
+  cudaStream_t existing = slot.load(std::memory_order_acquire);
+  if (existing == nullptr) {
+    std::lock_guard<std::mutex> lock(table.create_mutex);
+    existing = slot.load(std::memory_order_relaxed);
+    if (existing == nullptr) {
+      DeviceGuard guard(device);
+      // cudaStreamDefault (not NonBlocking): work the user queued on the legacy default
+      // stream is ordered before ours.
+      GDDT_CHECK(cuda_status(cudaStreamCreateWithFlags(&existing, cudaStreamDefault), "cudaStreamCreateWithFlags"));
+      slot.store(existing, std::memory_order_release);
+    }
+  }
+  *stream = existing;
+  return GDDT_OK;
+}
+
+Status stream_synchronize(Stream stream) {
+  if (!available()) return GDDT_ERR_NO_DEVICE;
+  return cuda_status(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
+}
+
+Status memcpy_async(void* dst, const void* src, std::size_t bytes, Stream stream) {
+  if (!available()) return GDDT_ERR_NO_DEVICE;
+  return cuda_status(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, static_cast<cudaStream_t>(stream)),
+                     "cudaMemcpyAsync");
+}
+
+Status device_alloc(int device, std::size_t bytes, void** ptr) {
+  if (!valid_device(device)) return available() ? GDDT_ERR_INVALID_ARG : GDDT_ERR_NO_DEVICE;
+  DeviceGuard guard(device);
+  return allocation_status(cudaMalloc(ptr, bytes), "cudaMalloc", bytes);
+}
+
+void device_free(int device, void* ptr) {
+  if (ptr == nullptr || !valid_device(device)) return;
+  DeviceGuard guard(device);
+  cuda_status(cudaFree(ptr), "cudaFree");
+}
+
+Status pinned_alloc(std::size_t bytes, void** ptr) {
+  if (!available()) return GDDT_ERR_NO_DEVICE;
+  return allocation_status(cudaHostAlloc(ptr, bytes, cudaHostAllocPortable | cudaHostAllocMapped), "cudaHostAlloc",
+                           bytes);
+}
+
+void pinned_free(void* ptr) {
+  if (ptr == nullptr || !available()) return;
+  cuda_status(cudaFreeHost(ptr), "cudaFreeHost");
+}
+
+Status check_last_error(const char* what) { return cuda_status(cudaGetLastError(), what); }
+
+}  // namespace gddt::gpu

@@ -1,0 +1,40 @@
+// gpu.hpp for builds without CUDA: no device, every address is host memory.
+#include "core/gpu.hpp"
+
+namespace gddt::gpu {
+
+bool compiled_in() { return false; }
+bool available() { return false; }
+int device_count() { return 0; }
+int driver_version() { return 0; }
+int runtime_version() { return 0; }
+std::string device_name(int) { return ""; }
+bool can_access_peer(int, int) { return false; }
+
+Status query_pointer(const void*, PointerInfo* info) {
+  *info = PointerInfo{};
+  return GDDT_OK;
+}
+
+DeviceGuard::DeviceGuard(int) {}
+DeviceGuard::~DeviceGuard() = default;
+
+Status library_stream(int, Stream* stream) {
+  *stream = nullptr;
+  return GDDT_ERR_NO_DEVICE;
+}
+Status stream_synchronize(Stream) { return GDDT_ERR_NO_DEVICE; }
+Status memcpy_async(void*, const void*, std::size_t, Stream) { return GDDT_ERR_NO_DEVICE; }
+Status device_alloc(int, std::size_t, void** ptr) {
+  *ptr = nullptr;
+  return GDDT_ERR_NO_DEVICE;
+}
+void device_free(int, void*) {}
+Status pinned_alloc(std::size_t, void** ptr) {
+  *ptr = nullptr;
+  return GDDT_ERR_NO_DEVICE;
+}
+void pinned_free(void*) {}
+Status check_last_error(const char*) { return GDDT_OK; }
+
+}  // namespace gddt::gpu

@@ -1,0 +1,235 @@
+// The size-class policy (pool_cache.hpp) and the pools of pool.hpp built on it: one pinned
+// host pool and one device pool per GPU, sized by GDDT_POOL_PINNED_MAX and
+// GDDT_POOL_DEVICE_MAX.
+#include "core/pool.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+
+#include "core/config.hpp"
+#include "core/gpu.hpp"
+#include "core/memory.hpp"
+#include "core/pool_cache.hpp"
+
+namespace gddt::pool {
+
+std::size_t floor_class(std::size_t bytes) {
+  std::size_t size_class = 1;
+  while (size_class <= bytes / 2) size_class *= 2;
+  return size_class;
+}
+
+std::size_t ceil_class(std::size_t bytes) {
+  const std::size_t largest = std::size_t{1} << (std::numeric_limits<std::size_t>::digits - 1);
+  if (bytes > largest) return 0;
+  std::size_t size_class = 1;
+  while (size_class < bytes) size_class *= 2;
+  return size_class;
+}
+
+SizeClassCache::SizeClassCache(Allocator* allocator, std::uint64_t limit_bytes)
+    : allocator_(allocator), limit_bytes_(limit_bytes) {}
+
+SizeClassCache::~SizeClassCache() { free_cached(); }
+
+Status SizeClassCache::acquire(std::size_t want_bytes, std::size_t min_bytes, void** ptr, std::size_t* size) {
+  *ptr = nullptr;
+  *size = 0;
+  if (min_bytes > want_bytes) return GDDT_ERR_INVALID_ARG;
+  if (want_bytes == 0) return GDDT_OK;
+  const std::size_t lowest = ceil_class(std::max<std::size_t>(min_bytes, 1));
+  if (lowest == 0) return GDDT_ERR_NO_MEMORY;
+  std::lock_guard<std::mutex> lock(mutex_);
+  bool retried = false;
+  for (std::size_t size_class = std::max(floor_class(want_bytes), lowest); size_class >= lowest; size_class /= 2) {
+    void* buffer = take_cached(size_class);
+    if (buffer == nullptr && make_room(size_class)) {
+      Status status = allocator_->allocate(size_class, &buffer);
+      if (status == GDDT_ERR_NO_MEMORY && !retried) {
+        // Cached buffers of other classes may be what the allocator is missing.
+        retried = true;
+        free_cached();
+        status = allocator_->allocate(size_class, &buffer);
+      }
+      if (status == GDDT_ERR_NO_MEMORY) continue;
+      GDDT_CHECK(status);
+      allocated_bytes_ += size_class;
+    }
+    if (buffer == nullptr) continue;
+    leased_.insert(buffer);
+    *ptr = buffer;
+    *size = std::min(size_class, want_bytes);
+    return GDDT_OK;
+  }
+  return GDDT_ERR_NO_MEMORY;
+}
+
+void SizeClassCache::give_back(void* ptr, std::size_t size) {
+  if (ptr == nullptr) return;
+  // acquire() reports more than half of the class, so rounding up finds the class again.
+  const std::size_t size_class = ceil_class(size);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (free_on_return_.erase(ptr) != 0) {
+    allocator_->release(ptr, size_class);
+    allocated_bytes_ -= size_class;
+    return;
+  }
+  leased_.erase(ptr);
+  cached_[size_class].push_back(ptr);
+  cached_bytes_ += size_class;
+}
+
+void SizeClassCache::trim() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  free_cached();
+  free_on_return_.insert(leased_.begin(), leased_.end());
+  leased_.clear();
+}
+
+std::uint64_t SizeClassCache::allocated_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return allocated_bytes_;
+}
+
+std::uint64_t SizeClassCache::cached_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cached_bytes_;
+}
+
+void* SizeClassCache::take_cached(std::size_t size_class) {
+  auto found = cached_.find(size_class);
+  if (found == cached_.end() || found->second.empty()) return nullptr;
+  void* buffer = found->second.back();
+  found->second.pop_back();
+  cached_bytes_ -= size_class;
+  return buffer;
+}
+
+// Frees cached buffers (largest first) until a new buffer of `size_class` fits the limit;
+// false when even an empty cache would not make it fit.
+bool SizeClassCache::make_room(std::size_t size_class) {
+  if (allocated_bytes_ - cached_bytes_ + size_class > limit_bytes_) return false;
+  while (allocated_bytes_ + size_class > limit_bytes_) free_largest_cached();
+  return true;
+}
+
+void SizeClassCache::free_largest_cached() {
+  for (auto entry = cached_.rbegin(); entry != cached_.rend(); ++entry) {
+    if (entry->second.empty()) continue;
+    void* buffer = take_cached(entry->first);
+    allocator_->release(buffer, entry->first);
+    allocated_bytes_ -= entry->first;
+    return;
+  }
+}
+
+void SizeClassCache::free_cached() {
+  for (auto& [size_class, buffers] : cached_) {
+    for (void* buffer : buffers) allocator_->release(buffer, size_class);
+    allocated_bytes_ -= size_class * buffers.size();
+  }
+  cached_.clear();
+  cached_bytes_ = 0;
+}
+
+namespace {
+
+// Freed ranges leave the memory-type cache first, so a later allocation at the same
+// addresses is classified afresh.
+class DeviceAllocator final : public Allocator {
+ public:
+  explicit DeviceAllocator(int device) : device_(device) {}
+  Status allocate(std::size_t bytes, void** ptr) override { return gpu::device_alloc(device_, bytes, ptr); }
+  void release(void* ptr, std::size_t bytes) override {
+    memory::invalidate(ptr, bytes);
+    gpu::device_free(device_, ptr);
+  }
+
+ private:
+  int device_;
+};
+
+class PinnedAllocator final : public Allocator {
+ public:
+  Status allocate(std::size_t bytes, void** ptr) override { return gpu::pinned_alloc(bytes, ptr); }
+  void release(void* ptr, std::size_t bytes) override {
+    memory::invalidate(ptr, bytes);
+    gpu::pinned_free(ptr);
+  }
+};
+
+struct Pools {
+  PinnedAllocator pinned_allocator;
+  SizeClassCache pinned{&pinned_allocator, config::settings().pool_pinned_max};
+  std::vector<std::unique_ptr<DeviceAllocator>> device_allocators;
+  std::vector<std::unique_ptr<SizeClassCache>> devices;
+
+  Pools() {
+    for (int device = 0; device < gpu::device_count(); ++device) {
+      device_allocators.push_back(std::make_unique<DeviceAllocator>(device));
+      devices.push_back(std::make_unique<SizeClassCache>(device_allocators.back().get(),
+                                                         config::settings().pool_device_max));
+    }
+  }
+};
+
+// Never destroyed: freeing CUDA memory from a static destructor can run after the driver
+// has shut down.
+Pools& pools() {
+  static Pools* instance = new Pools();
+  return *instance;
+}
+
+SizeClassCache* pool_for(Where where, int device) {
+  if (where == Where::kPinned) return &pools().pinned;
+  if (device < 0 || device >= gpu::device_count()) return nullptr;
+  return pools().devices[static_cast<std::size_t>(device)].get();
+}
+
+}  // namespace
+
+Lease::Lease(Lease&& other) noexcept
+    : data_(other.data_), size_(other.size_), where_(other.where_), device_(other.device_) {
+  other.data_ = nullptr;
+  other.size_ = 0;
+}
+
+Lease& Lease::operator=(Lease&& other) noexcept {
+  if (this != &other) {
+    release();
+    data_ = other.data_;
+    size_ = other.size_;
+    where_ = other.where_;
+    device_ = other.device_;
+    other.data_ = nullptr;
+    other.size_ = 0;
+  }
+  return *this;
+}
+
+void Lease::release() {
+  if (data_ == nullptr) return;
+  pool_for(where_, device_)->give_back(data_, size_);
+  data_ = nullptr;
+  size_ = 0;
+}
+
+Status acquire(Where where, int device, std::size_t want_bytes, std::size_t min_bytes, Lease* lease) {
+  lease->release();
+  if (!gpu::available()) return GDDT_ERR_NO_DEVICE;
+  SizeClassCache* pool = pool_for(where, device);
+  if (pool == nullptr) return GDDT_ERR_INVALID_ARG;
+  GDDT_CHECK(pool->acquire(want_bytes, min_bytes, &lease->data_, &lease->size_));
+  lease->where_ = where;
+  lease->device_ = device;
+  return GDDT_OK;
+}
+
+void trim() {
+  if (!gpu::available()) return;
+  pools().pinned.trim();
+  for (auto& pool : pools().devices) pool->trim();
+}
+
+}  // namespace gddt::pool

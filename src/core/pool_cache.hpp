@@ -1,0 +1,72 @@
+// The policy inside each pool of pool.hpp, apart from where the memory comes from, so it
+// can be tested without a GPU: buffers are cached by power-of-two size class, the bytes
+// allocated in total (cached plus leased) stay under a limit, and a request shrinks towards
+// its minimum when the limit or the allocator says no.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <unordered_set>
+#include <vector>
+
+#include "core/status.hpp"
+
+namespace gddt::pool {
+
+// Where a SizeClassCache gets memory: the CUDA allocators in the library, a fake in tests.
+// allocate() answers GDDT_ERR_NO_MEMORY when memory ran out (the cache then asks for
+// less); any other error is passed to the caller.
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  virtual Status allocate(std::size_t bytes, void** ptr) = 0;
+  virtual void release(void* ptr, std::size_t bytes) = 0;
+};
+
+// The largest power of two <= bytes, and the smallest >= bytes (0 when it would overflow);
+// both need bytes > 0.
+std::size_t floor_class(std::size_t bytes);
+std::size_t ceil_class(std::size_t bytes);
+
+class SizeClassCache {
+ public:
+  SizeClassCache(Allocator* allocator, std::uint64_t limit_bytes);
+  ~SizeClassCache();  // frees the cached buffers; leased ones must have been given back
+  SizeClassCache(const SizeClassCache&) = delete;
+  SizeClassCache& operator=(const SizeClassCache&) = delete;
+
+  // Hands out a buffer of the largest class <= want_bytes that the limit and the allocator
+  // allow, but no smaller than min_bytes; when no class lies in [min_bytes, want_bytes] the
+  // class just above min_bytes. *size is the usable part, at most want_bytes and at least
+  // min_bytes. On running out of memory the cache is emptied and the allocation retried
+  // once before smaller classes are tried.
+  Status acquire(std::size_t want_bytes, std::size_t min_bytes, void** ptr, std::size_t* size);
+
+  // Takes back a buffer from acquire() with the size acquire() reported.
+  void give_back(void* ptr, std::size_t size);
+
+  // Frees the cached buffers; buffers leased now are freed when given back.
+  void trim();
+
+  std::uint64_t allocated_bytes() const;
+  std::uint64_t cached_bytes() const;
+
+ private:
+  void* take_cached(std::size_t size_class);
+  bool make_room(std::size_t size_class);
+  void free_largest_cached();
+  void free_cached();
+
+  Allocator* allocator_;
+  const std::uint64_t limit_bytes_;
+  mutable std::mutex mutex_;
+  std::map<std::size_t, std::vector<void*>> cached_;  // size class -> free buffers
+  std::unordered_set<void*> leased_;
+  std::unordered_set<void*> free_on_return_;  // leased when trim() ran
+  std::uint64_t allocated_bytes_ = 0;
+  std::uint64_t cached_bytes_ = 0;
+};
+
+}  // namespace gddt::pool
