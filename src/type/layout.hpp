@@ -16,6 +16,9 @@
 namespace gddt::type {
 
 constexpr int kMaxDims = 8;
+// Canonical pieces and repeat lists use at most this many dimensions, leaving one free so a
+// backend can describe `count` elements as one more outer dimension.
+constexpr int kMaxCanonicalDims = kMaxDims - 1;
 // Pieces a layout may hold before a constructor that would expand further is refused
 // (GDDT_ERR_UNSUPPORTED); the caller then falls back to the MPI library.
 constexpr std::size_t kMaxPieces = std::size_t{1} << 22;

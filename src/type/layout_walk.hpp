@@ -43,6 +43,7 @@ void for_each_run(const Layout& layout, std::int64_t count, std::int64_t offset,
   using walk_detail::decompose;
 
   std::int64_t element = offset / layout.size;
+  if (element >= count) return;
   std::int64_t rem = offset % layout.size;
   const std::int64_t group_count = layout.size / layout.group_bytes;
   std::int64_t group = rem / layout.group_bytes;

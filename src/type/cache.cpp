@@ -1,0 +1,157 @@
+// The analysis cache: one decoded layout per datatype handle, shared by all threads. Decoding
+// happens outside the lock; readers share it. Failed analyses are cached too, so a type gddt
+// cannot express is decoded once, not on every call.
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "type/datatype.hpp"
+
+namespace gddt::type {
+
+namespace {
+
+// Open MPI handles are pointers, MPICH handles ints: either fits the bits of a uint64.
+std::uint64_t key_of(MPI_Datatype datatype) {
+  static_assert(sizeof(MPI_Datatype) <= sizeof(std::uint64_t), "handle wider than 64 bits");
+  std::uint64_t key = 0;
+  std::memcpy(&key, &datatype, sizeof datatype);
+  return key;
+}
+
+struct Entry {
+  Status status = GDDT_OK;
+  LayoutPtr layout;
+};
+
+struct Cache {
+  std::shared_mutex mutex;
+  std::unordered_map<std::uint64_t, Entry> entries;
+  std::unordered_set<std::uint64_t> freed;
+  std::unordered_set<std::uint64_t> committed;
+  std::atomic<unsigned long long> hits{0};
+  std::atomic<unsigned long long> misses{0};
+};
+
+// Never destroyed: layouts may hold backend data (device memory) whose release must not run
+// after the CUDA runtime has been torn down at exit. clear_cache() releases it in time.
+Cache& cache() {
+  static Cache* instance = new Cache;
+  return *instance;
+}
+
+Entry analyse(MPI_Datatype datatype) {
+  auto layout = std::make_shared<Layout>();
+  Entry entry;
+  entry.status = decode(datatype, layout.get());
+  if (!is_error(entry.status)) entry.layout = std::move(layout);
+  return entry;
+}
+
+bool is_named(MPI_Datatype datatype) {
+  int ni, na, nd, combiner = MPI_UNDEFINED;
+  return PMPI_Type_get_envelope(datatype, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
+         combiner == MPI_COMBINER_NAMED;
+}
+
+}  // namespace
+
+Status lookup(MPI_Datatype datatype, LayoutPtr* out) {
+  if (datatype == MPI_DATATYPE_NULL) return GDDT_ERR_INVALID_TYPE;
+  Cache& c = cache();
+  const std::uint64_t key = key_of(datatype);
+  {
+    std::shared_lock<std::shared_mutex> lock(c.mutex);
+    if (c.freed.count(key)) return GDDT_ERR_INVALID_TYPE;
+    auto it = c.entries.find(key);
+    if (it != c.entries.end()) {
+      c.hits.fetch_add(1, std::memory_order_relaxed);
+      *out = it->second.layout;
+      return it->second.status;
+    }
+  }
+  c.misses.fetch_add(1, std::memory_order_relaxed);
+  Entry entry = analyse(datatype);
+  {
+    std::unique_lock<std::shared_mutex> lock(c.mutex);
+    // A free that raced with the decode wins: the analysis belongs to a dead type. An entry
+    // inserted meanwhile (by on_commit or another lookup) is kept.
+    if (!c.freed.count(key)) c.entries.emplace(key, entry);
+  }
+  *out = entry.layout;
+  return entry.status;
+}
+
+void on_commit(MPI_Datatype datatype) {
+  if (datatype == MPI_DATATYPE_NULL) return;
+  Entry entry = analyse(datatype);
+  if (is_error(entry.status)) {
+    GDDT_LOG(kInfo, "datatype not analysed (%s): MPI handles it", status_name(entry.status));
+  }
+  Cache& c = cache();
+  const std::uint64_t key = key_of(datatype);
+  std::unique_lock<std::shared_mutex> lock(c.mutex);
+  c.entries[key] = std::move(entry);
+  c.freed.erase(key);
+  c.committed.insert(key);
+}
+
+void on_free(MPI_Datatype datatype) {
+  if (datatype == MPI_DATATYPE_NULL) return;
+  Cache& c = cache();
+  const std::uint64_t key = key_of(datatype);
+  LayoutPtr evicted;  // released after the lock: backend data may take a while to free
+  std::unique_lock<std::shared_mutex> lock(c.mutex);
+  auto it = c.entries.find(key);
+  if (it != c.entries.end()) {
+    evicted = std::move(it->second.layout);
+    c.entries.erase(it);
+  }
+  c.committed.erase(key);
+  c.freed.insert(key);
+  lock.unlock();
+}
+
+bool is_freed(MPI_Datatype datatype) {
+  Cache& c = cache();
+  std::shared_lock<std::shared_mutex> lock(c.mutex);
+  return c.freed.count(key_of(datatype)) != 0;
+}
+
+bool is_known_committed(MPI_Datatype datatype) {
+  if (datatype == MPI_DATATYPE_NULL) return false;
+  Cache& c = cache();
+  const std::uint64_t key = key_of(datatype);
+  {
+    std::shared_lock<std::shared_mutex> lock(c.mutex);
+    if (c.committed.count(key)) return true;
+    if (c.freed.count(key)) return false;
+  }
+  return is_named(datatype);
+}
+
+void clear_cache() {
+  Cache& c = cache();
+  std::unordered_map<std::uint64_t, Entry> dropped;
+  std::unique_lock<std::shared_mutex> lock(c.mutex);
+  dropped.swap(c.entries);
+  c.freed.clear();
+  c.committed.clear();
+  lock.unlock();
+}
+
+CacheStats cache_stats() {
+  Cache& c = cache();
+  CacheStats stats;
+  stats.hits = c.hits.load(std::memory_order_relaxed);
+  stats.misses = c.misses.load(std::memory_order_relaxed);
+  std::shared_lock<std::shared_mutex> lock(c.mutex);
+  stats.entries = c.entries.size();
+  return stats;
+}
+
+}  // namespace gddt::type
