@@ -1,1 +1,34 @@
-# install rules
+# `cmake --install` lays out a relocatable package: headers, libgddt.so with its soname
+# links, gddt-info, a CMake package exporting gddt::gddt, and a pkg-config file. Nothing
+# installed names the install prefix: the CMake files locate themselves and gddt.pc
+# derives its prefix from ${pcfiledir}.
+include(CMakePackageConfigHelpers)
+
+set(GDDT_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/gddt)
+
+install(TARGETS gddt EXPORT gddtTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/gddt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  FILES_MATCHING PATTERN "*.h")
+install(TARGETS gddt-info RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+install(EXPORT gddtTargets NAMESPACE gddt:: DESTINATION ${GDDT_INSTALL_CMAKEDIR})
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/gddtConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/gddtConfig.cmake INSTALL_DESTINATION ${GDDT_INSTALL_CMAKEDIR})
+# 0.x releases may change the API between minor versions.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/gddtConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/gddtConfig.cmake ${PROJECT_BINARY_DIR}/gddtConfigVersion.cmake
+  DESTINATION ${GDDT_INSTALL_CMAKEDIR})
+
+# gddt.pc sits in <libdir>/pkgconfig; the prefix is that many levels up.
+file(RELATIVE_PATH GDDT_PC_PREFIX_FROM_PCFILEDIR
+  /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+# The MPI gddt was built with, so `cc $(pkg-config --cflags --libs gddt)` is enough.
+set(GDDT_PC_MPI_INCLUDES ${MPI_C_INCLUDE_DIRS})
+list(TRANSFORM GDDT_PC_MPI_INCLUDES PREPEND "-I")
+list(JOIN GDDT_PC_MPI_INCLUDES " " GDDT_PC_MPI_CFLAGS)
+list(JOIN MPI_C_LIBRARIES " " GDDT_PC_MPI_LIBS)
+configure_file(${CMAKE_CURRENT_LIST_DIR}/gddt.pc.in ${PROJECT_BINARY_DIR}/gddt.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/gddt.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

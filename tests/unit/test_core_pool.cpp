@@ -1,0 +1,194 @@
+// The pool policy (size classes, limit, shrinking on failure, trim) against a fake
+// allocator, and the public pools' behaviour without a GPU.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "core/gpu.hpp"
+#include "core/pool.hpp"
+#include "core/pool_cache.hpp"
+
+namespace gddt::pool {
+namespace {
+
+// malloc with a capacity, standing in for a GPU's memory.
+class FakeAllocator final : public Allocator {
+ public:
+  explicit FakeAllocator(std::size_t capacity = ~std::size_t{0}) : capacity_(capacity) {}
+  ~FakeAllocator() override { EXPECT_EQ(in_use_, 0u) << "buffers leaked"; }
+
+  Status allocate(std::size_t bytes, void** ptr) override {
+    ++allocations;
+    if (bytes > capacity_ - in_use_) return GDDT_ERR_NO_MEMORY;
+    *ptr = std::malloc(bytes);
+    in_use_ += bytes;
+    return GDDT_OK;
+  }
+  void release(void* ptr, std::size_t bytes) override {
+    std::free(ptr);
+    in_use_ -= bytes;
+  }
+
+  std::size_t in_use() const { return in_use_; }
+  int allocations = 0;
+
+ private:
+  std::size_t capacity_;
+  std::size_t in_use_ = 0;
+};
+
+struct Buffer {
+  void* ptr = nullptr;
+  std::size_t size = 0;
+};
+
+Buffer take(SizeClassCache& cache, std::size_t want, std::size_t min, Status expected = GDDT_OK) {
+  Buffer buffer;
+  EXPECT_EQ(cache.acquire(want, min, &buffer.ptr, &buffer.size), expected) << want << " " << min;
+  return buffer;
+}
+
+TEST(PoolSizeClass, PowersOfTwo) {
+  EXPECT_EQ(floor_class(1), 1u);
+  EXPECT_EQ(floor_class(1000), 512u);
+  EXPECT_EQ(floor_class(1024), 1024u);
+  EXPECT_EQ(ceil_class(1), 1u);
+  EXPECT_EQ(ceil_class(1000), 1024u);
+  EXPECT_EQ(ceil_class(1025), 2048u);
+  EXPECT_EQ(ceil_class(~std::size_t{0}), 0u);
+}
+
+TEST(PoolCache, HandsOutTheLargestClassWithinWant) {
+  FakeAllocator allocator;
+  SizeClassCache cache(&allocator, 1 << 20);
+  Buffer buffer = take(cache, 5000, 1);
+  EXPECT_EQ(buffer.size, 4096u);
+  cache.give_back(buffer.ptr, buffer.size);
+}
+
+TEST(PoolCache, RoundsUpWhenNoClassLiesBetweenMinAndWant) {
+  FakeAllocator allocator;
+  SizeClassCache cache(&allocator, 1 << 20);
+  Buffer buffer = take(cache, 3000, 3000);
+  EXPECT_EQ(buffer.size, 3000u);
+  EXPECT_EQ(cache.allocated_bytes(), 4096u);
+  cache.give_back(buffer.ptr, buffer.size);
+  EXPECT_EQ(cache.cached_bytes(), 4096u);
+}
+
+TEST(PoolCache, ReusesCachedBuffers) {
+  FakeAllocator allocator;
+  SizeClassCache cache(&allocator, 1 << 20);
+  Buffer first = take(cache, 8192, 8192);
+  cache.give_back(first.ptr, first.size);
+  Buffer second = take(cache, 8192, 8192);
+  EXPECT_EQ(second.ptr, first.ptr);
+  EXPECT_EQ(allocator.allocations, 1);
+  cache.give_back(second.ptr, second.size);
+}
+
+TEST(PoolCache, ShrinksToTheLimitAndFailsOnlyBelowMin) {
+  FakeAllocator allocator;
+  SizeClassCache cache(&allocator, 8192);
+  Buffer big = take(cache, 1 << 20, 1024);
+  EXPECT_EQ(big.size, 8192u);
+  take(cache, 4096, 1024, GDDT_ERR_NO_MEMORY);
+  take(cache, 16384, 16384, GDDT_ERR_NO_MEMORY);
+  cache.give_back(big.ptr, big.size);
+  EXPECT_LE(cache.allocated_bytes(), 8192u);
+}
+
+TEST(PoolCache, EvictsCachedBuffersToMakeRoom) {
+  FakeAllocator allocator;
+  SizeClassCache cache(&allocator, 8192);
+  Buffer a = take(cache, 4096, 4096);
+  Buffer b = take(cache, 4096, 4096);
+  cache.give_back(a.ptr, a.size);
+  cache.give_back(b.ptr, b.size);
+  Buffer whole = take(cache, 8192, 8192);
+  EXPECT_EQ(whole.size, 8192u);
+  EXPECT_EQ(cache.allocated_bytes(), 8192u);
+  EXPECT_EQ(cache.cached_bytes(), 0u);
+  cache.give_back(whole.ptr, whole.size);
+}
+
+TEST(PoolCache, TrimsAndRetriesOnceWhenTheAllocatorFails) {
+  FakeAllocator allocator(8192);
+  SizeClassCache cache(&allocator, 1 << 20);
+  Buffer small = take(cache, 4096, 4096);
+  cache.give_back(small.ptr, small.size);
+  Buffer large = take(cache, 8192, 8192);  // fits only once the cached 4 KiB is freed
+  EXPECT_EQ(large.size, 8192u);
+  EXPECT_EQ(allocator.allocations, 3);
+  cache.give_back(large.ptr, large.size);
+}
+
+TEST(PoolCache, TriesSmallerClassesWhenTheAllocatorFails) {
+  FakeAllocator allocator(5000);
+  SizeClassCache cache(&allocator, 1 << 20);
+  Buffer buffer = take(cache, 16384, 1024);
+  EXPECT_EQ(buffer.size, 4096u);
+  take(cache, 2048, 2048, GDDT_ERR_NO_MEMORY);
+  cache.give_back(buffer.ptr, buffer.size);
+}
+
+TEST(PoolCache, RejectsMinAboveWantAndAllowsEmptyRequests) {
+  FakeAllocator allocator;
+  SizeClassCache cache(&allocator, 1 << 20);
+  take(cache, 10, 20, GDDT_ERR_INVALID_ARG);
+  Buffer empty = take(cache, 0, 0);
+  EXPECT_EQ(empty.ptr, nullptr);
+  EXPECT_EQ(empty.size, 0u);
+  EXPECT_EQ(allocator.allocations, 0);
+}
+
+TEST(PoolCache, TrimFreesCachedNowAndLeasedOnReturn) {
+  FakeAllocator allocator;
+  SizeClassCache cache(&allocator, 1 << 20);
+  Buffer cached = take(cache, 4096, 4096);
+  Buffer leased = take(cache, 8192, 8192);
+  cache.give_back(cached.ptr, cached.size);
+  cache.trim();
+  EXPECT_EQ(allocator.in_use(), 8192u);
+  cache.give_back(leased.ptr, leased.size);
+  EXPECT_EQ(allocator.in_use(), 0u);
+  EXPECT_EQ(cache.allocated_bytes(), 0u);
+  EXPECT_EQ(cache.cached_bytes(), 0u);
+}
+
+TEST(PoolCache, ConcurrentUseStaysWithinTheLimit) {
+  FakeAllocator allocator;
+  const std::size_t limit = 64 * 1024;
+  SizeClassCache cache(&allocator, limit);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&cache, t] {
+      for (int i = 0; i < 2000; ++i) {
+        void* ptr = nullptr;
+        std::size_t size = 0;
+        std::size_t want = std::size_t{1024} << ((i + t) % 6);
+        if (cache.acquire(want, 1024, &ptr, &size) == GDDT_OK) cache.give_back(ptr, size);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_LE(cache.allocated_bytes(), limit);
+  EXPECT_EQ(allocator.in_use(), cache.allocated_bytes());
+}
+
+TEST(PoolLease, NeedsAGpu) {
+  if (gpu::available()) GTEST_SKIP() << "a GPU is present";
+  Lease lease;
+  EXPECT_EQ(acquire(Where::kPinned, 0, 4096, 1024, &lease), GDDT_ERR_NO_DEVICE);
+  EXPECT_EQ(acquire(Where::kDevice, 0, 4096, 1024, &lease), GDDT_ERR_NO_DEVICE);
+  EXPECT_FALSE(lease);
+  Lease moved(std::move(lease));
+  EXPECT_FALSE(moved);
+  trim();
+}
+
+}  // namespace
+}  // namespace gddt::pool

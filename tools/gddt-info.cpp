@@ -1,0 +1,144 @@
+// gddt-info: what gddt would do on this machine. Prints the version, every setting with
+// the value in force and where it came from, configuration problems, the MPI library and
+// its CUDA awareness, and the CUDA driver, runtime, GPUs and peer access.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/gpu.hpp"
+#include "gddt/gddt.h"
+#include "mpi/cuda_awareness.hpp"
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: gddt-info [--help]\n"
+    "\n"
+    "Prints the gddt version, every GDDT_* setting (value in force, where it came from,\n"
+    "default, allowed values, meaning), problems met while reading the configuration, the\n"
+    "MPI library and whether it is CUDA-aware, and the CUDA driver, runtime, GPUs and peer\n"
+    "access between them. Settings come from defaults, then the config file, then the\n"
+    "environment. Initializes MPI to ask the library about CUDA support.\n";
+
+using Table = std::vector<std::vector<std::string>>;
+
+// Left-aligned columns; the last column is not padded.
+void print_table(const Table& table) {
+  std::vector<std::size_t> widths;
+  for (const auto& row : table) {
+    widths.resize(std::max(widths.size(), row.size()));
+    for (std::size_t column = 0; column < row.size(); ++column) {
+      widths[column] = std::max(widths[column], row[column].size());
+    }
+  }
+  for (const auto& row : table) {
+    std::string line = "  ";
+    for (std::size_t column = 0; column < row.size(); ++column) {
+      line += row[column];
+      if (column + 1 < row.size()) line += std::string(widths[column] - row[column].size() + 2, ' ');
+    }
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+// CUDA encodes 12.4 as 12040.
+std::string cuda_version_text(int version) {
+  if (version == 0) return "none";
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+void print_settings() {
+  std::printf("Settings (defaults < config file < environment):\n");
+  Table table{{"NAME", "VALUE", "SOURCE", "DEFAULT", "VALUES", "MEANING"}};
+  for (const gddt::config::Row& row : gddt::config::rows()) {
+    table.push_back({row.name, row.value_text.empty() ? "\"\"" : row.value_text, row.source,
+                     *row.default_text ? row.default_text : "\"\"", row.values, row.help});
+  }
+  print_table(table);
+  const auto& problems = gddt::config::problems();
+  std::printf("\nConfiguration problems: %s\n", problems.empty() ? "none" : "");
+  for (const std::string& problem : problems) std::printf("  %s\n", problem.c_str());
+}
+
+void print_mpi() {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  MPI_Get_library_version(version, &length);
+  std::string text(version, static_cast<std::size_t>(length));
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) text.pop_back();
+  std::string how;
+  gddt::mpi::cuda_aware(&how);
+  // MPICH's version string runs over many lines; keep them in the value column.
+  Table table;
+  for (std::size_t start = 0; start <= text.size();) {
+    std::size_t end = std::min(text.find('\n', start), text.size());
+    table.push_back({table.empty() ? "library:" : "", text.substr(start, end - start)});
+    start = end + 1;
+  }
+  table.push_back({"CUDA-aware:", how});
+  std::printf("\nMPI:\n");
+  print_table(table);
+}
+
+std::string cuda_usability() {
+  if (!gddt::gpu::compiled_in()) return "no (built without CUDA)";
+  if (gddt::gpu::available()) return "yes";
+  if (gddt::config::settings().cuda == "off") return "no (GDDT_CUDA=off)";
+  if (gddt::gpu::driver_version() == 0) return "no (no CUDA driver)";
+  return "no (no GPU)";
+}
+
+void print_cuda() {
+  const int devices = gddt::gpu::device_count();
+  std::printf("\nCUDA:\n");
+  print_table({{"compiled in:", gddt::gpu::compiled_in() ? "yes" : "no"},
+               {"usable:", cuda_usability()},
+               {"driver:", cuda_version_text(gddt::gpu::driver_version())},
+               {"runtime:", cuda_version_text(gddt::gpu::runtime_version())},
+               {"GPUs:", std::to_string(devices)}});
+  if (devices == 0) return;
+  Table gpus;
+  for (int device = 0; device < devices; ++device) {
+    gpus.push_back({"GPU " + std::to_string(device) + ":", gddt::gpu::device_name(device)});
+  }
+  print_table(gpus);
+  std::printf("\nPeer access (row GPU reads column GPU's memory):\n");
+  Table peers{{""}};
+  for (int peer = 0; peer < devices; ++peer) peers[0].push_back(std::to_string(peer));
+  for (int device = 0; device < devices; ++device) {
+    peers.push_back({std::to_string(device)});
+    for (int peer = 0; peer < devices; ++peer) {
+      peers.back().push_back(device == peer ? "-" : gddt::gpu::can_access_peer(device, peer) ? "yes" : "no");
+    }
+  }
+  print_table(peers);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    std::fprintf(stderr, "gddt-info: unknown argument '%s'\n\n%s", argv[i], kUsage);
+    return 2;
+  }
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) MPI_Init(&argc, &argv);
+
+  std::printf("gddt %s\n\n", gddt_version_string());
+  print_settings();
+  print_mpi();
+  print_cuda();
+
+  if (!initialized) MPI_Finalize();
+  return 0;
+}
