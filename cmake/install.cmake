@@ -6,9 +6,7 @@ include(CMakePackageConfigHelpers)
 
 set(GDDT_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/gddt)
 
-install(TARGETS gddt EXPORT gddtTargets
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS gddt EXPORT gddtTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/gddt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.h")
 install(TARGETS gddt-info RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -25,6 +23,7 @@ install(FILES ${PROJECT_BINARY_DIR}/gddtConfig.cmake ${PROJECT_BINARY_DIR}/gddtC
 # gddt.pc sits in <libdir>/pkgconfig; the prefix is that many levels up.
 file(RELATIVE_PATH GDDT_PC_PREFIX_FROM_PCFILEDIR
   /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+string(REGEX REPLACE "/$" "" GDDT_PC_PREFIX_FROM_PCFILEDIR "${GDDT_PC_PREFIX_FROM_PCFILEDIR}")
 # The MPI gddt was built with, so `cc $(pkg-config --cflags --libs gddt)` is enough.
 set(GDDT_PC_MPI_INCLUDES ${MPI_C_INCLUDE_DIRS})
 list(TRANSFORM GDDT_PC_MPI_INCLUDES PREPEND "-I")
