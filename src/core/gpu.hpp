@@ -13,6 +13,7 @@
 namespace gddt::gpu {
 
 using Stream = void*;  // a cudaStream_t
+using Event = void*;   // a cudaEvent_t
 
 // True when CUDA is compiled in, GDDT_CUDA is not "off", a driver answers and at least one
 // device exists. Decided once.
@@ -38,7 +39,8 @@ struct PointerInfo {
 // Asks the driver what `ptr` is. Pageable host memory answers type HOST, size 0.
 Status query_pointer(const void* ptr, PointerInfo* info);
 
-// Makes `device` current for the guard's lifetime and restores the previous one after.
+// Makes `device` current for the guard's lifetime and restores the previous one after; a
+// negative device leaves the current one alone.
 class DeviceGuard {
  public:
   explicit DeviceGuard(int device);
@@ -54,6 +56,17 @@ class DeviceGuard {
 // legacy default stream so work the user queued there is ordered before ours).
 Status library_stream(int device, Stream* stream);
 Status stream_synchronize(Stream stream);
+
+// Streams and events for the chunk pipelines (created once, reused by their owners).
+// Streams are non-blocking with respect to the legacy default stream: pipelines order
+// themselves after the user's work explicitly.
+Status stream_create(int device, Stream* stream);
+void stream_destroy(Stream stream);
+Status event_create(Event* event);  // without timing, for ordering only
+void event_destroy(Event event);
+Status event_record(Event event, Stream stream);
+Status stream_wait_event(Stream stream, Event event);
+Status event_synchronize(Event event);
 
 // cudaMemcpyAsync with cudaMemcpyDefault (the driver infers the direction under UVA).
 Status memcpy_async(void* dst, const void* src, std::size_t bytes, Stream stream);

@@ -176,7 +176,7 @@ Status query_pointer(const void* ptr, PointerInfo* info) {
 }
 
 DeviceGuard::DeviceGuard(int device) {
-  if (!available()) return;
+  if (!available() || device < 0) return;
   int current = -1;
   if (cuda_status(cudaGetDevice(&current), "cudaGetDevice") != GDDT_OK || current == device) return;
   if (cuda_status(cudaSetDevice(device), "cudaSetDevice") == GDDT_OK) previous_ = current;
@@ -209,6 +209,40 @@ Status library_stream(int device, Stream* stream) {
 Status stream_synchronize(Stream stream) {
   if (!available()) return GDDT_ERR_NO_DEVICE;
   return cuda_status(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
+}
+
+Status stream_create(int device, Stream* stream) {
+  if (!valid_device(device)) return available() ? GDDT_ERR_INVALID_ARG : GDDT_ERR_NO_DEVICE;
+  DeviceGuard guard(device);
+  cudaStream_t created = nullptr;
+  GDDT_CHECK(cuda_status(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"));
+  *stream = created;
+  return GDDT_OK;
+}
+
+void stream_destroy(Stream stream) { cudaStreamDestroy(static_cast<cudaStream_t>(stream)); }
+
+Status event_create(Event* event) {
+  cudaEvent_t created = nullptr;
+  GDDT_CHECK(cuda_status(cudaEventCreateWithFlags(&created, cudaEventDisableTiming), "cudaEventCreateWithFlags"));
+  *event = created;
+  return GDDT_OK;
+}
+
+void event_destroy(Event event) { cudaEventDestroy(static_cast<cudaEvent_t>(event)); }
+
+Status event_record(Event event, Stream stream) {
+  return cuda_status(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)),
+                     "cudaEventRecord");
+}
+
+Status stream_wait_event(Stream stream, Event event) {
+  return cuda_status(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), static_cast<cudaEvent_t>(event), 0),
+                     "cudaStreamWaitEvent");
+}
+
+Status event_synchronize(Event event) {
+  return cuda_status(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize");
 }
 
 Status memcpy_async(void* dst, const void* src, std::size_t bytes, Stream stream) {

@@ -24,6 +24,13 @@ Status library_stream(int, Stream* stream) {
   return GDDT_ERR_NO_DEVICE;
 }
 Status stream_synchronize(Stream) { return GDDT_ERR_NO_DEVICE; }
+Status stream_create(int, Stream*) { return GDDT_ERR_NO_DEVICE; }
+void stream_destroy(Stream) {}
+Status event_create(Event*) { return GDDT_ERR_NO_DEVICE; }
+void event_destroy(Event) {}
+Status event_record(Event, Stream) { return GDDT_ERR_NO_DEVICE; }
+Status stream_wait_event(Stream, Event) { return GDDT_ERR_NO_DEVICE; }
+Status event_synchronize(Event) { return GDDT_ERR_NO_DEVICE; }
 Status memcpy_async(void*, const void*, std::size_t, Stream) { return GDDT_ERR_NO_DEVICE; }
 Status device_alloc(int, std::size_t, void** ptr) {
   *ptr = nullptr;

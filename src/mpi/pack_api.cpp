@@ -9,7 +9,7 @@
 #include "core/memory.hpp"
 #include "gddt/gddt_mpi.h"
 #include "mpi/errors.hpp"
-#include "pack/engine.hpp"
+#include "protocol/transfer.hpp"
 
 namespace gddt::mpi {
 namespace {
@@ -178,7 +178,8 @@ int pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, in
   char* out = static_cast<char*>(outbuf) + *position;
   if (plan.expressible) {
     pack::Window window{plan.layout.get(), incount, 0, plan.bytes};
-    status = pack::pack(window, inbuf, plan.typed, out, plan.packed, nullptr);
+    status = protocol::pack(window, inbuf, plan.typed, out, plan.packed, nullptr,
+                            protocol::choose(plan.typed, plan.packed, plan.bytes));
   } else {
     status = bounce_pack(plan, incount, datatype, out, comm);
   }
@@ -201,7 +202,8 @@ int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outco
   const char* in = static_cast<const char*>(inbuf) + *position;
   if (plan.expressible) {
     pack::Window window{plan.layout.get(), outcount, 0, plan.bytes};
-    status = pack::unpack(window, outbuf, plan.typed, in, plan.packed, nullptr);
+    status = protocol::unpack(window, outbuf, plan.typed, in, plan.packed, nullptr,
+                              protocol::choose(plan.typed, plan.packed, plan.bytes));
   } else {
     status = bounce_unpack(plan, in, outcount, datatype, comm);
   }
@@ -239,7 +241,8 @@ extern "C" gddt_status_t gddt_pack_window(MPI_Datatype datatype, MPI_Count count
   memory::Kind typed_kind, packed_kind;
   GDDT_CHECK(mpi::plan_window(datatype, count, typed, packed, offset, length, &layout, &typed_kind, &packed_kind));
   pack::Window window{layout.get(), count, offset, length};
-  return pack::pack(window, typed, typed_kind, packed, packed_kind, cuda_stream);
+  return protocol::pack(window, typed, typed_kind, packed, packed_kind, cuda_stream,
+                        protocol::choose(typed_kind, packed_kind, length));
 }
 
 extern "C" gddt_status_t gddt_unpack_window(MPI_Datatype datatype, MPI_Count count, void* typed,
@@ -249,5 +252,6 @@ extern "C" gddt_status_t gddt_unpack_window(MPI_Datatype datatype, MPI_Count cou
   memory::Kind typed_kind, packed_kind;
   GDDT_CHECK(mpi::plan_window(datatype, count, typed, packed, offset, length, &layout, &typed_kind, &packed_kind));
   pack::Window window{layout.get(), count, offset, length};
-  return pack::unpack(window, typed, typed_kind, packed, packed_kind, cuda_stream);
+  return protocol::unpack(window, typed, typed_kind, packed, packed_kind, cuda_stream,
+                          protocol::choose(typed_kind, packed_kind, length));
 }

@@ -1,0 +1,80 @@
+#include "protocol/message.hpp"
+
+#include "core/config.hpp"
+#include "protocol/transfer.hpp"
+
+namespace gddt::protocol {
+namespace {
+
+// Host messages routed through gddt use the same chunk pipeline as device ones, run on the
+// CPU, so that machines without a GPU exercise it.
+Way way_for(memory::Kind typed, memory::Kind staged, std::int64_t bytes) {
+  Way way = choose(typed, staged, bytes);
+  return way == Way::kHost ? Way::kPipelined : way;
+}
+
+pack::Window whole(const Message& message, std::int64_t bytes) {
+  return pack::Window{message.layout.get(), message.count, 0, bytes};
+}
+
+}  // namespace
+
+const char* route_name(Route route) {
+  switch (route) {
+    case Route::kForward: return "forward";
+    case Route::kDeviceStaged: return "device-staged";
+    case Route::kHostStaged: return "host-staged";
+  }
+  return "?";
+}
+
+bool Message::contiguous() const {
+  return layout->shape == type::Shape::kContiguous && (count <= 1 || layout->extent == layout->size);
+}
+
+Route choose_route(const Message& message, bool mpi_cuda_aware, bool host_through_gddt) {
+  if (!message.kind.is_device()) return host_through_gddt ? Route::kHostStaged : Route::kForward;
+  const std::string& forced = config::settings().protocol;
+  if (forced == "host") return Route::kHostStaged;
+  if (forced == "device") return Route::kDeviceStaged;
+  if (!mpi_cuda_aware) return Route::kHostStaged;
+  return message.contiguous() ? Route::kForward : Route::kDeviceStaged;
+}
+
+Status Staging::acquire(Route* route, int device, std::int64_t bytes) {
+  const auto size = static_cast<std::size_t>(bytes);
+  if (*route == Route::kDeviceStaged) {
+    if (pool::acquire(pool::Where::kDevice, device, size, size, &lease_) == GDDT_OK) {
+      data_ = lease_.data();
+      size_ = bytes;
+      kind_ = memory::Kind{GDDT_MEMORY_DEVICE, device};
+      return GDDT_OK;
+    }
+    GDDT_LOG(kInfo, "no device scratch for %lld bytes: staging through host memory", static_cast<long long>(bytes));
+    *route = Route::kHostStaged;
+  }
+  if (gpu::available() && pool::acquire(pool::Where::kPinned, -1, size, size, &lease_) == GDDT_OK) {
+    data_ = lease_.data();
+    kind_ = memory::Kind{GDDT_MEMORY_PINNED, -1};
+  } else {
+    heap_.reset(new (std::nothrow) char[size > 0 ? size : 1]);
+    if (!heap_) return GDDT_ERR_NO_MEMORY;
+    data_ = heap_.get();
+    kind_ = memory::Kind{GDDT_MEMORY_HOST, -1};
+  }
+  size_ = bytes;
+  return GDDT_OK;
+}
+
+Status pack_message(const Message& message, const Staging& staging) {
+  const std::int64_t bytes = message.bytes();
+  return pack(whole(message, bytes), message.buffer, message.kind, staging.data(), staging.kind(), nullptr,
+              way_for(message.kind, staging.kind(), bytes));
+}
+
+Status unpack_message(const Message& message, const Staging& staging, std::int64_t received) {
+  return unpack(whole(message, received), message.buffer, message.kind, staging.data(), staging.kind(), nullptr,
+                way_for(message.kind, staging.kind(), received));
+}
+
+}  // namespace gddt::protocol

@@ -1,0 +1,63 @@
+// Point-to-point messages of derived datatypes: how one travels (the route), where its
+// packed bytes wait for the MPI library (the staging), and packing into and unpacking out of
+// that staging. The wire format is always the packed bytes, one MPI message per user
+// message, so peers that use other datatypes or host memory interoperate.
+#pragma once
+
+#include <memory>
+
+#include "core/memory.hpp"
+#include "core/pool.hpp"
+#include "type/layout.hpp"
+
+namespace gddt::protocol {
+
+enum class Route {
+  kForward,       // the user's buffer and datatype go to the MPI library unchanged
+  kDeviceStaged,  // packed into device scratch; the (CUDA-aware) library moves device memory
+  kHostStaged,    // packed into host staging; the library moves host memory
+};
+
+const char* route_name(Route route);
+
+// A user buffer described by `count` elements of a datatype.
+struct Message {
+  std::shared_ptr<const type::Layout> layout;
+  std::int64_t count = 0;
+  void* buffer = nullptr;  // as the user passed it (typemap offsets are relative to it)
+  memory::Kind kind;       // where its bytes live
+  std::int64_t bytes() const { return count * layout->size; }
+  // The datatype's elements lie back to back: the buffer itself can be handed to MPI.
+  bool contiguous() const;
+};
+
+// Chooses the route of a message. `mpi_cuda_aware`: the library accepts device pointers.
+// `host_through_gddt`: host messages are staged too (GDDT_P2P_HOST=gddt). GDDT_PROTOCOL
+// overrides the choice for device messages.
+Route choose_route(const Message& message, bool mpi_cuda_aware, bool host_through_gddt);
+
+// The packed bytes of one message, in device scratch, pinned host memory or, when the pinned
+// pool is exhausted, ordinary host memory.
+class Staging {
+ public:
+  // Borrows `bytes` of staging for `route`. A device request that cannot be met falls back
+  // to host staging (the route changes to kHostStaged); host staging falls back to the heap.
+  Status acquire(Route* route, int device, std::int64_t bytes);
+  void* data() const { return data_; }
+  std::int64_t size() const { return size_; }
+  memory::Kind kind() const { return kind_; }
+
+ private:
+  pool::Lease lease_;
+  std::unique_ptr<char[]> heap_;
+  void* data_ = nullptr;
+  std::int64_t size_ = 0;
+  memory::Kind kind_;
+};
+
+// Packs the whole message into `staging` (which must hold message.bytes()).
+Status pack_message(const Message& message, const Staging& staging);
+// Unpacks the first `received` packed bytes from `staging` into the message's buffer.
+Status unpack_message(const Message& message, const Staging& staging, std::int64_t received);
+
+}  // namespace gddt::protocol

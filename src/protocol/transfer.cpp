@@ -1,0 +1,174 @@
+#include "protocol/transfer.hpp"
+
+#include <algorithm>
+#include <memory>
+
+#include "core/config.hpp"
+#include "protocol/lanes.hpp"
+
+namespace gddt::protocol {
+namespace {
+
+constexpr std::size_t kMinChunk = 64 * 1024;
+
+// Two chunk slots of scratch. Taken from the pools; when the pinned pool cannot give even
+// the minimum (or there is no GPU at all), ordinary heap memory serves, more slowly.
+class Slots {
+ public:
+  Status acquire(const Lanes& lanes, std::int64_t length) {
+    const std::size_t chunk = std::max<std::size_t>(config::settings().staging_chunk, kMinChunk);
+    const std::size_t want = 2 * std::min(chunk, static_cast<std::size_t>(length));
+    const std::size_t least = 2 * std::min(kMinChunk, static_cast<std::size_t>(length));
+    const pool::Where where = lanes.scratch_where();
+    Status status = GDDT_ERR_NO_MEMORY;
+    if (lanes.on_gpu()) status = pool::acquire(where, lanes.device(), want, least, &lease_);
+    if (status == GDDT_OK) {
+      base_ = static_cast<char*>(lease_.data());
+      chunk_ = static_cast<std::int64_t>(lease_.size() / 2);
+      return GDDT_OK;
+    }
+    if (where == pool::Where::kDevice) return status;
+    heap_.reset(new (std::nothrow) char[want]);
+    if (!heap_) return GDDT_ERR_NO_MEMORY;
+    base_ = heap_.get();
+    chunk_ = static_cast<std::int64_t>(want / 2);
+    return GDDT_OK;
+  }
+  std::int64_t chunk() const { return chunk_; }
+  char* slot(std::int64_t index) const { return base_ + (index & 1) * chunk_; }
+
+ private:
+  pool::Lease lease_;
+  std::unique_ptr<char[]> heap_;
+  char* base_ = nullptr;
+  std::int64_t chunk_ = 0;
+};
+
+pack::Window sub_window(const pack::Window& w, std::int64_t done, std::int64_t bytes) {
+  pack::Window sub = w;
+  sub.offset = w.offset + done;
+  sub.length = bytes;
+  return sub;
+}
+
+int device_of(memory::Kind typed, memory::Kind packed) {
+  if (typed.is_device()) return typed.device;
+  if (packed.is_device()) return packed.device;
+  return -1;
+}
+
+Status open_lanes(memory::Kind typed, memory::Kind packed, gpu::Stream stream, Lanes* lanes) {
+  const bool gpu_involved = typed.is_device() || packed.is_device();
+  return Lanes::open(typed.is_device(), gpu_involved, device_of(typed, packed), stream, lanes);
+}
+
+// Markers of the two slots: [0, 1] "slot filled by the first stage", [2, 3] "slot drained by
+// the second stage" (a slot is refilled only after its previous chunk was drained).
+constexpr int kFilled = 0, kDrained = 2;
+
+Status pipelined_pack(const pack::Window& w, const void* typed, char* packed, Lanes& lanes, const Slots& slots) {
+  for (std::int64_t i = 0, done = 0; done < w.length; ++i, done += slots.chunk()) {
+    const std::int64_t bytes = std::min(slots.chunk(), w.length - done);
+    const int slot = static_cast<int>(i & 1);
+    if (i >= 2) GDDT_CHECK(lanes.wait(Lanes::kPackLane, kDrained + slot));
+    GDDT_CHECK(lanes.pack(sub_window(w, done, bytes), typed, slots.slot(i)));
+    GDDT_CHECK(lanes.mark(kFilled + slot, Lanes::kPackLane));
+    GDDT_CHECK(lanes.wait(Lanes::kCopyLane, kFilled + slot));
+    GDDT_CHECK(lanes.copy(packed + done, slots.slot(i), static_cast<std::size_t>(bytes)));
+    GDDT_CHECK(lanes.mark(kDrained + slot, Lanes::kCopyLane));
+  }
+  return lanes.drain();
+}
+
+Status pipelined_unpack(const pack::Window& w, void* typed, const char* packed, Lanes& lanes, const Slots& slots) {
+  for (std::int64_t i = 0, done = 0; done < w.length; ++i, done += slots.chunk()) {
+    const std::int64_t bytes = std::min(slots.chunk(), w.length - done);
+    const int slot = static_cast<int>(i & 1);
+    if (i >= 2) GDDT_CHECK(lanes.wait(Lanes::kCopyLane, kDrained + slot));
+    GDDT_CHECK(lanes.copy(slots.slot(i), packed + done, static_cast<std::size_t>(bytes)));
+    GDDT_CHECK(lanes.mark(kFilled + slot, Lanes::kCopyLane));
+    GDDT_CHECK(lanes.wait(Lanes::kPackLane, kFilled + slot));
+    GDDT_CHECK(lanes.unpack(sub_window(w, done, bytes), typed, slots.slot(i)));
+    GDDT_CHECK(lanes.mark(kDrained + slot, Lanes::kPackLane));
+  }
+  return lanes.drain();
+}
+
+// The in-place ways: one backend call on the caller's stream, or on the library stream of
+// the device followed by a wait.
+template <typename Call>
+Status in_place(int device, gpu::Stream user_stream, Call&& call) {
+  gpu::Stream stream = user_stream;
+  if (stream == nullptr) GDDT_CHECK(gpu::library_stream(device, &stream));
+  GDDT_CHECK(call(stream));
+  return user_stream == nullptr ? gpu::stream_synchronize(stream) : GDDT_OK;
+}
+
+void log_choice(const char* what, const pack::Window& w, memory::Kind typed, memory::Kind packed, Way way) {
+  GDDT_LOG(kDebug, "%s %lld bytes at %lld, typed %s, packed %s, %s layout: %s", what,
+           static_cast<long long>(w.length), static_cast<long long>(w.offset), gddt_memory_type_name(typed.type),
+           gddt_memory_type_name(packed.type), type::shape_name(w.layout->shape), way_name(way));
+}
+
+}  // namespace
+
+const char* way_name(Way way) {
+  switch (way) {
+    case Way::kHost: return "host";
+    case Way::kDevice: return "device";
+    case Way::kZeroCopy: return "zero-copy";
+    case Way::kPipelined: return "pipelined";
+  }
+  return "?";
+}
+
+Way choose(memory::Kind typed, memory::Kind packed, std::int64_t bytes) {
+  if (!typed.is_device() && !packed.is_device()) return Way::kHost;
+  if (typed.device_accessible() && packed.device_accessible()) {
+    const bool both_on_device = typed.is_device() && packed.is_device();
+    if (both_on_device || static_cast<std::uint64_t>(bytes) <= config::settings().zerocopy_max) {
+      return both_on_device ? Way::kDevice : Way::kZeroCopy;
+    }
+  }
+  return Way::kPipelined;
+}
+
+Status pack(const pack::Window& w, const void* typed, memory::Kind typed_kind, void* packed,
+            memory::Kind packed_kind, gpu::Stream stream, Way way) {
+  if (w.length == 0) return GDDT_OK;
+  log_choice("pack", w, typed_kind, packed_kind, way);
+  if (way == Way::kHost) return pack::host_backend().pack(w, typed, packed, nullptr);
+  const bool gpu_involved = typed_kind.is_device() || packed_kind.is_device();
+  if (gpu_involved && !gpu::available()) return GDDT_ERR_NO_DEVICE;
+  gpu::DeviceGuard guard(gpu_involved ? device_of(typed_kind, packed_kind) : -1);
+  if (way != Way::kPipelined) {
+    return in_place(device_of(typed_kind, packed_kind), stream,
+                    [&](gpu::Stream s) { return pack::cuda_backend().pack(w, typed, packed, s); });
+  }
+  Lanes lanes;
+  GDDT_CHECK(open_lanes(typed_kind, packed_kind, stream, &lanes));
+  Slots slots;
+  GDDT_CHECK(slots.acquire(lanes, w.length));
+  return pipelined_pack(w, typed, static_cast<char*>(packed), lanes, slots);
+}
+
+Status unpack(const pack::Window& w, void* typed, memory::Kind typed_kind, const void* packed,
+              memory::Kind packed_kind, gpu::Stream stream, Way way) {
+  if (w.length == 0) return GDDT_OK;
+  log_choice("unpack", w, typed_kind, packed_kind, way);
+  if (way == Way::kHost) return pack::host_backend().unpack(w, typed, packed, nullptr);
+  const bool gpu_involved = typed_kind.is_device() || packed_kind.is_device();
+  if (gpu_involved && !gpu::available()) return GDDT_ERR_NO_DEVICE;
+  gpu::DeviceGuard guard(gpu_involved ? device_of(typed_kind, packed_kind) : -1);
+  if (way != Way::kPipelined) {
+    return in_place(device_of(typed_kind, packed_kind), stream,
+                    [&](gpu::Stream s) { return pack::cuda_backend().unpack(w, typed, packed, s); });
+  }
+  Lanes lanes;
+  GDDT_CHECK(open_lanes(typed_kind, packed_kind, stream, &lanes));
+  Slots slots;
+  GDDT_CHECK(slots.acquire(lanes, w.length));
+  return pipelined_unpack(w, typed, static_cast<const char*>(packed), lanes, slots);
+}
+
+}  // namespace gddt::protocol

@@ -1,0 +1,32 @@
+// Moving a window of the packed stream between a typed buffer and a packed buffer of any two
+// memory kinds: the ways of doing it and the cost model that picks one per transfer.
+#pragma once
+
+#include "core/memory.hpp"
+#include "pack/backend.hpp"
+
+namespace gddt::protocol {
+
+enum class Way {
+  kHost,       // host backend: both buffers host memory
+  kDevice,     // CUDA backend in place: both buffers device-accessible, one on the device
+  kZeroCopy,   // CUDA backend reading or writing pinned host memory over the bus: one launch
+  kPipelined,  // chunks through scratch slots on two lanes, pack of one chunk overlapping the
+               // copy of the previous one
+};
+
+const char* way_name(Way way);
+
+// The cost model. Small transfers between device and pinned memory take one launch; larger
+// ones, and every transfer touching pageable host memory and the device, are pipelined.
+Way choose(memory::Kind typed, memory::Kind packed, std::int64_t bytes);
+
+// With `stream` == nullptr the call returns when the bytes are in place. With a stream, kDevice
+// and kZeroCopy work is only queued on it; kHost and kPipelined complete before returning.
+// kPipelined on two host buffers runs the pipeline on the CPU (how CI exercises it).
+Status pack(const pack::Window& window, const void* typed, memory::Kind typed_kind, void* packed,
+            memory::Kind packed_kind, gpu::Stream stream, Way way);
+Status unpack(const pack::Window& window, void* typed, memory::Kind typed_kind, const void* packed,
+              memory::Kind packed_kind, gpu::Stream stream, Way way);
+
+}  // namespace gddt::protocol
