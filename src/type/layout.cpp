@@ -193,6 +193,11 @@ Status make_concat(const std::vector<Layout>& parts, Layout* out) {
   for (const Layout& part : parts) {
     if (!part.pieces.empty()) nonempty.push_back(&part);
   }
+  if (nonempty.size() == 1) {
+    *out = *nonempty[0];
+    set_bounds(out, out->true_lb, out->true_ub - out->true_lb);
+    return GDDT_OK;
+  }
   // Equal parts at a constant step (darray, indexed_block of a struct) stay one repeated
   // group instead of growing the piece list.
   std::int64_t step = 0;
