@@ -71,14 +71,16 @@ class Contents {
   ~Contents() {
     for (MPI_Datatype& type : types) {
       int ni, na, nd;
-      if (combiner_of(type, &ni, &na, &nd) != MPI_COMBINER_NAMED) PMPI_Type_free(&type);
+      if (type != MPI_DATATYPE_NULL && combiner_of(type, &ni, &na, &nd) != MPI_COMBINER_NAMED) {
+        PMPI_Type_free(&type);
+      }
     }
   }
 
   Status read(MPI_Datatype datatype, int ni, int na, int nd) {
     ints.resize(static_cast<std::size_t>(ni));
     addresses.resize(static_cast<std::size_t>(na));
-    types.resize(static_cast<std::size_t>(nd));
+    types.assign(static_cast<std::size_t>(nd), MPI_DATATYPE_NULL);
     return mpi_status(PMPI_Type_get_contents(datatype, ni, na, nd, ints.data(),
                                              addresses.data(), types.data()));
   }
@@ -247,6 +249,7 @@ Status darray_ownership(int distribution, int darg, std::int64_t global, std::in
       return GDDT_OK;
     case MPI_DISTRIBUTE_BLOCK: {
       std::int64_t block = darg == MPI_DISTRIBUTE_DFLT_DARG ? (global + procs - 1) / procs : darg;
+      if (block <= 0) return GDDT_ERR_UNSUPPORTED;
       std::int64_t first = std::min(coord * block, global);
       own->first = first;
       own->run_length = std::min(first + block, global) - first;
