@@ -1,0 +1,479 @@
+#include "mpi/p2p.hpp"
+
+#include <climits>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/gpu.hpp"
+#include "mpi/cuda_awareness.hpp"
+#include "mpi/errors.hpp"
+#include "mpi/pack_api.hpp"
+#include "mpi/requests.hpp"
+
+namespace gddt::mpi::p2p {
+namespace {
+
+bool host_through_gddt() {
+  static const bool through = config::settings().p2p_host == "gddt";
+  return through;
+}
+
+bool library_cuda_aware() {
+  static const bool aware = [] {
+    const std::string& setting = config::settings().mpi_cuda_aware;
+    if (setting != "auto") return setting == "yes";
+    std::string how;
+    bool answer = cuda_aware(&how);
+    GDDT_LOG(kInfo, "MPI library CUDA-aware: %s (%s)", answer ? "yes" : "no", how.c_str());
+    return answer;
+  }();
+  return aware;
+}
+
+// A NULL buffer is MPI_BOTTOM: legal only for datatypes of absolute addresses.
+constexpr std::uintptr_t kLowestValidAddress = 64 * 1024;
+
+// One side of a call as the MPI library will see it: the user's own arguments when the
+// message is forwarded, the staging otherwise.
+struct Side {
+  void* buffer = nullptr;
+  int count = 0;
+  MPI_Datatype datatype = MPI_DATATYPE_NULL;
+  std::unique_ptr<Operation> operation;  // null when forwarded
+};
+
+// Decides the route of one side and prepares its staging. Returns MPI_SUCCESS or the error
+// class raised on `comm`.
+int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI_Datatype datatype, int peer,
+            MPI_Comm comm, Side* side) {
+  side->buffer = const_cast<void*>(buf);
+  side->count = count;
+  side->datatype = datatype;
+  if (!(gpu::available() || host_through_gddt()) || peer == MPI_PROC_NULL || count == 0 || comm == MPI_COMM_NULL)
+    return MPI_SUCCESS;
+  if (count < 0) return raise(comm, GDDT_ERR_COUNT);
+  type::LayoutPtr layout;
+  Status status = resolve_datatype(datatype, &layout);
+  if (status == GDDT_ERR_UNSUPPORTED) return MPI_SUCCESS;  // the library's own datatype engine
+  if (is_error(status)) return raise(comm, status);
+
+  protocol::Message message;
+  message.layout = layout;
+  message.count = count;
+  message.buffer = side->buffer;
+  if (message.bytes() == 0) return MPI_SUCCESS;
+  const char* first = static_cast<const char*>(buf) + layout->span_lb(count);
+  if (reinterpret_cast<std::uintptr_t>(first) < kLowestValidAddress) return raise(comm, GDDT_ERR_BUFFER);
+  status = memory::classify(first, &message.kind);
+  if (is_error(status)) return raise(comm, status);
+
+  protocol::Route route = protocol::choose_route(message, library_cuda_aware(), host_through_gddt());
+  if (buffered && route == protocol::Route::kDeviceStaged) route = protocol::Route::kHostStaged;
+  if (route == protocol::Route::kForward) return MPI_SUCCESS;
+  if (message.bytes() > INT_MAX) {
+    GDDT_LOG(kError, "a message of %lld packed bytes exceeds what one MPI_PACKED message can carry",
+             static_cast<long long>(message.bytes()));
+    return raise(comm, GDDT_ERR_COUNT);
+  }
+  auto operation = std::make_unique<Operation>();
+  operation->kind = kind;
+  operation->route = route;
+  operation->message = message;
+  operation->comm = comm;
+  status = operation->staging.acquire(&operation->route, message.kind.device, message.bytes());
+  if (is_error(status)) return raise(comm, status);
+  GDDT_LOG(kDebug, "%s of %lld bytes (%s): %s", kind == Operation::Kind::kSend ? "send" : "receive",
+           static_cast<long long>(message.bytes()), gddt_memory_type_name(message.kind.type),
+           protocol::route_name(operation->route));
+  side->buffer = operation->staging.data();
+  side->count = static_cast<int>(message.bytes());
+  side->datatype = MPI_PACKED;
+  side->operation = std::move(operation);
+  return MPI_SUCCESS;
+}
+
+int pack_outgoing(Operation& operation) {
+  return raise(operation.comm, protocol::pack_message(operation.message, operation.staging));
+}
+
+int prepare_send(bool buffered, const void* buf, int count, MPI_Datatype datatype, int dest, MPI_Comm comm,
+                 Side* side) {
+  int rc = prepare(Operation::Kind::kSend, buffered, buf, count, datatype, dest, comm, side);
+  if (rc != MPI_SUCCESS || !side->operation) return rc;
+  return pack_outgoing(*side->operation);
+}
+
+// The completion work of a request of gddt's that the library reported complete with
+// `error`; `handle` is the request as it was before the library call freed it.
+int complete(MPI_Request handle, Operation* operation, int error, const MPI_Status& status) {
+  int rc = finish(*operation, error, status);
+  if (operation->persistent) {
+    operation->active = false;
+    operation->finished = false;
+  } else {
+    requests::take(handle);
+  }
+  return rc;
+}
+
+// The operations behind an array of requests, looked up before the library call.
+struct Snapshot {
+  std::vector<MPI_Request> handles;
+  std::vector<Operation*> operations;
+  bool any = false;
+  Snapshot(int count, const MPI_Request requests[]) {
+    if (!requests::any() || count <= 0) return;
+    handles.assign(requests, requests + count);
+    operations.resize(static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i) {
+      operations[i] = requests::find(handles[i]);
+      any = any || (operations[i] != nullptr && operations[i]->active);
+    }
+  }
+  // Completes entry i; a failure is recorded in `status` and returned.
+  int complete_at(int i, int error, MPI_Status* status) {
+    Operation* operation = operations[static_cast<std::size_t>(i)];
+    if (operation == nullptr || !operation->active) return MPI_SUCCESS;
+    int rc = complete(handles[static_cast<std::size_t>(i)], operation, error, *status);
+    if (rc != MPI_SUCCESS) status->MPI_ERROR = rc;
+    return rc;
+  }
+};
+
+// A status to hand the library when the user ignores it: gddt needs the received count.
+struct StatusArray {
+  std::vector<MPI_Status> local;
+  MPI_Status* data;
+  StatusArray(int count, MPI_Status* user) : data(user) {
+    if (user == MPI_STATUSES_IGNORE) {
+      local.resize(static_cast<std::size_t>(count > 0 ? count : 1));
+      data = local.data();
+    }
+  }
+};
+
+// Completes the entries of a whole-array call (Waitall, Testall) that the library finished.
+int complete_all(Snapshot& snap, int count, int rc, MPI_Status* statuses) {
+  int result = rc;
+  for (int i = 0; i < count; ++i) {
+    int error = rc == MPI_ERR_IN_STATUS ? statuses[i].MPI_ERROR : rc;
+    if (error == MPI_ERR_PENDING) continue;
+    if (snap.complete_at(i, error, &statuses[i]) != MPI_SUCCESS) result = MPI_ERR_IN_STATUS;
+  }
+  return result;
+}
+
+// Completes the entries a Waitsome/Testsome reported.
+int complete_some(Snapshot& snap, int rc, int outcount, const int indices[], MPI_Status* statuses) {
+  if (outcount == MPI_UNDEFINED) return rc;
+  int result = rc;
+  for (int k = 0; k < outcount; ++k) {
+    int error = rc == MPI_ERR_IN_STATUS ? statuses[k].MPI_ERROR : rc;
+    if (snap.complete_at(indices[k], error, &statuses[k]) != MPI_SUCCESS) result = MPI_ERR_IN_STATUS;
+  }
+  return result;
+}
+
+MPI_Status* status_or_local(MPI_Status* status, MPI_Status* local) {
+  return status == MPI_STATUS_IGNORE ? local : status;
+}
+
+// The Sendrecv of two prepared sides, then the receive's completion work.
+int exchange(Side& out, Side& in, int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
+             MPI_Status* status) {
+  MPI_Status local;
+  MPI_Status* st = in.operation ? status_or_local(status, &local) : status;
+  int rc = PMPI_Sendrecv(out.buffer, out.count, out.datatype, dest, sendtag, in.buffer, in.count, in.datatype,
+                         source, recvtag, comm, st);
+  if (!in.operation) return rc;
+  int done = finish(*in.operation, rc, *st);
+  return rc != MPI_SUCCESS ? rc : done;
+}
+
+// Matched probes hand out message handles that carry no communicator, but an error in the
+// MPI_Mrecv of one is raised on the communicator it was probed on.
+namespace messages {
+
+std::mutex mutex;
+std::unordered_map<std::uint64_t, MPI_Comm>& comms() {
+  static auto* map = new std::unordered_map<std::uint64_t, MPI_Comm>;
+  return *map;
+}
+std::uint64_t key_of(MPI_Message message) {
+  std::uint64_t key = 0;
+  std::memcpy(&key, &message, sizeof message);
+  return key;
+}
+void remember(MPI_Message message, MPI_Comm comm) {
+  if (message == MPI_MESSAGE_NO_PROC || message == MPI_MESSAGE_NULL) return;
+  std::lock_guard<std::mutex> lock(mutex);
+  comms()[key_of(message)] = comm;
+}
+MPI_Comm comm_of(MPI_Message message) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = comms().find(key_of(message));
+  return it == comms().end() ? MPI_COMM_WORLD : it->second;
+}
+void forget(MPI_Message message) {
+  std::lock_guard<std::mutex> lock(mutex);
+  comms().erase(key_of(message));
+}
+
+}  // namespace messages
+
+}  // namespace
+
+int send(BlockingSend call, bool buffered, const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+         MPI_Comm comm) {
+  Side side;
+  int rc = prepare_send(buffered, buf, count, datatype, dest, comm, &side);
+  if (rc != MPI_SUCCESS) return rc;
+  return call(side.buffer, side.count, side.datatype, dest, tag, comm);
+}
+
+int isend(RequestSend call, bool buffered, bool persistent, const void* buf, int count, MPI_Datatype datatype,
+          int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  Side side;
+  int rc = persistent ? prepare(Operation::Kind::kSend, buffered, buf, count, datatype, dest, comm, &side)
+                      : prepare_send(buffered, buf, count, datatype, dest, comm, &side);
+  if (rc != MPI_SUCCESS) return rc;
+  rc = call(side.buffer, side.count, side.datatype, dest, tag, comm, request);
+  if (rc == MPI_SUCCESS && side.operation) {
+    side.operation->persistent = persistent;
+    side.operation->active = !persistent;
+    requests::add(*request, std::move(side.operation));
+  }
+  return rc;
+}
+
+int recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  Side side;
+  int rc = prepare(Operation::Kind::kReceive, false, buf, count, datatype, source, comm, &side);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!side.operation) return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
+  MPI_Status local;
+  MPI_Status* st = status_or_local(status, &local);
+  rc = PMPI_Recv(side.buffer, side.count, side.datatype, source, tag, comm, st);
+  int done = finish(*side.operation, rc, *st);
+  return rc != MPI_SUCCESS ? rc : done;
+}
+
+int irecv(bool persistent, void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+          MPI_Request* request) {
+  Side side;
+  int rc = prepare(Operation::Kind::kReceive, false, buf, count, datatype, source, comm, &side);
+  if (rc != MPI_SUCCESS) return rc;
+  auto post = persistent ? PMPI_Recv_init : PMPI_Irecv;
+  rc = post(side.buffer, side.count, side.datatype, source, tag, comm, request);
+  if (rc == MPI_SUCCESS && side.operation) {
+    side.operation->persistent = persistent;
+    side.operation->active = !persistent;
+    requests::add(*request, std::move(side.operation));
+  }
+  return rc;
+}
+
+int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+             int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  Side out, in;
+  int rc = prepare_send(false, sendbuf, sendcount, sendtype, dest, comm, &out);
+  if (rc == MPI_SUCCESS) rc = prepare(Operation::Kind::kReceive, false, recvbuf, recvcount, recvtype, source, comm, &in);
+  if (rc != MPI_SUCCESS) return rc;
+  return exchange(out, in, dest, sendtag, source, recvtag, comm, status);
+}
+
+int sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
+                     MPI_Comm comm, MPI_Status* status) {
+  Side out, in;
+  int rc = prepare_send(false, buf, count, datatype, dest, comm, &out);
+  if (rc == MPI_SUCCESS) rc = prepare(Operation::Kind::kReceive, false, buf, count, datatype, source, comm, &in);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!out.operation && !in.operation)
+    return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+  // One side is staged, so the two buffers the library sees differ and a plain Sendrecv
+  // serves; the unpack into `buf` comes after the send has read it.
+  return exchange(out, in, dest, sendtag, source, recvtag, comm, status);
+}
+
+int mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status) {
+  Side side;
+  if (message != nullptr && *message != MPI_MESSAGE_NO_PROC) {
+    int rc = prepare(Operation::Kind::kReceive, false, buf, count, datatype, 0, messages::comm_of(*message), &side);
+    if (rc != MPI_SUCCESS) return rc;
+    messages::forget(*message);
+  }
+  if (!side.operation) return PMPI_Mrecv(buf, count, datatype, message, status);
+  MPI_Status local;
+  MPI_Status* st = status_or_local(status, &local);
+  int rc = PMPI_Mrecv(side.buffer, side.count, side.datatype, message, st);
+  int done = finish(*side.operation, rc, *st);
+  return rc != MPI_SUCCESS ? rc : done;
+}
+
+int imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request) {
+  Side side;
+  if (message != nullptr && *message != MPI_MESSAGE_NO_PROC) {
+    int rc = prepare(Operation::Kind::kReceive, false, buf, count, datatype, 0, messages::comm_of(*message), &side);
+    if (rc != MPI_SUCCESS) return rc;
+    messages::forget(*message);
+  }
+  if (!side.operation) return PMPI_Imrecv(buf, count, datatype, message, request);
+  int rc = PMPI_Imrecv(side.buffer, side.count, side.datatype, message, request);
+  if (rc == MPI_SUCCESS) requests::add(*request, std::move(side.operation));
+  return rc;
+}
+
+int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  int rc = PMPI_Mprobe(source, tag, comm, message, status);
+  if (rc == MPI_SUCCESS) messages::remember(*message, comm);
+  return rc;
+}
+
+int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
+  int rc = PMPI_Improbe(source, tag, comm, flag, message, status);
+  if (rc == MPI_SUCCESS && *flag) messages::remember(*message, comm);
+  return rc;
+}
+
+int start(MPI_Request* request) {
+  Operation* operation = requests::find(*request);
+  if (operation != nullptr) {
+    if (operation->kind == Operation::Kind::kSend) {
+      int rc = pack_outgoing(*operation);
+      if (rc != MPI_SUCCESS) return rc;
+    }
+    operation->active = true;
+    operation->finished = false;
+  }
+  return PMPI_Start(request);
+}
+
+int startall(int count, MPI_Request requests[]) {
+  for (int i = 0; requests::any() && i < count; ++i) {
+    Operation* operation = requests::find(requests[i]);
+    if (operation == nullptr) continue;
+    if (operation->kind == Operation::Kind::kSend) {
+      int rc = pack_outgoing(*operation);
+      if (rc != MPI_SUCCESS) return rc;
+    }
+    operation->active = true;
+    operation->finished = false;
+  }
+  return PMPI_Startall(count, requests);
+}
+
+int wait(MPI_Request* request, MPI_Status* status) {
+  requests::progress_detached();
+  Operation* operation = requests::find(*request);
+  if (operation == nullptr || !operation->active) return PMPI_Wait(request, status);
+  const MPI_Request handle = *request;
+  MPI_Status local;
+  MPI_Status* st = status_or_local(status, &local);
+  int rc = PMPI_Wait(request, st);
+  int done = complete(handle, operation, rc, *st);
+  return rc != MPI_SUCCESS ? rc : done;
+}
+
+int test(MPI_Request* request, int* flag, MPI_Status* status) {
+  requests::progress_detached();
+  Operation* operation = requests::find(*request);
+  if (operation == nullptr || !operation->active) return PMPI_Test(request, flag, status);
+  const MPI_Request handle = *request;
+  MPI_Status local;
+  MPI_Status* st = status_or_local(status, &local);
+  int rc = PMPI_Test(request, flag, st);
+  if (!*flag) return rc;
+  int done = complete(handle, operation, rc, *st);
+  return rc != MPI_SUCCESS ? rc : done;
+}
+
+int waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+  requests::progress_detached();
+  Snapshot snap(count, requests);
+  if (!snap.any) return PMPI_Waitany(count, requests, index, status);
+  MPI_Status local;
+  MPI_Status* st = status_or_local(status, &local);
+  int rc = PMPI_Waitany(count, requests, index, st);
+  if (*index == MPI_UNDEFINED) return rc;
+  int done = snap.complete_at(*index, rc, st);
+  return rc != MPI_SUCCESS ? rc : done;
+}
+
+int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
+  requests::progress_detached();
+  Snapshot snap(count, requests);
+  if (!snap.any) return PMPI_Testany(count, requests, index, flag, status);
+  MPI_Status local;
+  MPI_Status* st = status_or_local(status, &local);
+  int rc = PMPI_Testany(count, requests, index, flag, st);
+  if (!*flag || *index == MPI_UNDEFINED) return rc;
+  int done = snap.complete_at(*index, rc, st);
+  return rc != MPI_SUCCESS ? rc : done;
+}
+
+int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  requests::progress_detached();
+  Snapshot snap(count, requests);
+  if (!snap.any) return PMPI_Waitall(count, requests, statuses);
+  StatusArray st(count, statuses);
+  int rc = PMPI_Waitall(count, requests, st.data);
+  return complete_all(snap, count, rc, st.data);
+}
+
+int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
+  requests::progress_detached();
+  Snapshot snap(count, requests);
+  if (!snap.any) return PMPI_Testall(count, requests, flag, statuses);
+  StatusArray st(count, statuses);
+  int rc = PMPI_Testall(count, requests, flag, st.data);
+  if (!*flag && rc == MPI_SUCCESS) return rc;
+  return complete_all(snap, count, rc, st.data);
+}
+
+int waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  requests::progress_detached();
+  Snapshot snap(incount, requests);
+  if (!snap.any) return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+  StatusArray st(incount, statuses);
+  int rc = PMPI_Waitsome(incount, requests, outcount, indices, st.data);
+  return complete_some(snap, rc, *outcount, indices, st.data);
+}
+
+int testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  requests::progress_detached();
+  Snapshot snap(incount, requests);
+  if (!snap.any) return PMPI_Testsome(incount, requests, outcount, indices, statuses);
+  StatusArray st(incount, statuses);
+  int rc = PMPI_Testsome(incount, requests, outcount, indices, st.data);
+  return complete_some(snap, rc, *outcount, indices, st.data);
+}
+
+int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  Operation* operation = requests::find(request);
+  if (operation == nullptr || !operation->active) return PMPI_Request_get_status(request, flag, status);
+  MPI_Status local;
+  MPI_Status* st = status_or_local(status, &local);
+  int rc = PMPI_Request_get_status(request, flag, st);
+  if (!*flag) return rc;
+  // The request stays allocated: unpack now (the user may read the buffer) and only once.
+  int done = finish(*operation, rc, *st);
+  return rc != MPI_SUCCESS ? rc : done;
+}
+
+int request_free(MPI_Request* request) {
+  Operation* operation = request != nullptr ? requests::find(*request) : nullptr;
+  if (operation == nullptr) return PMPI_Request_free(request);
+  const MPI_Request handle = *request;
+  auto owned = requests::take(handle);
+  if (owned->persistent && !owned->active) return PMPI_Request_free(request);
+  requests::detach(handle, std::move(owned));
+  *request = MPI_REQUEST_NULL;
+  return MPI_SUCCESS;
+}
+
+void finalize() { requests::drain_detached(); }
+
+}  // namespace gddt::mpi::p2p

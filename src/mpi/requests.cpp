@@ -1,0 +1,127 @@
+#include "mpi/requests.hpp"
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "mpi/errors.hpp"
+
+namespace gddt::mpi {
+namespace {
+
+// Open MPI's handles are pointers, MPICH's integers: the bits are the key either way.
+std::uint64_t key_of(MPI_Request request) {
+  std::uint64_t key = 0;
+  std::memcpy(&key, &request, sizeof request);
+  return key;
+}
+
+struct Table {
+  std::mutex mutex;
+  std::unordered_map<std::uint64_t, std::unique_ptr<Operation>> live;
+  std::vector<std::pair<MPI_Request, std::unique_ptr<Operation>>> detached;
+  std::atomic<std::size_t> count{0};  // live + detached, read without the lock
+  std::atomic<bool> has_detached{false};
+};
+
+Table& table() {
+  // Never destroyed: requests may still be completed by late threads during exit.
+  static auto* instance = new Table;
+  return *instance;
+}
+
+}  // namespace
+
+namespace requests {
+
+bool any() { return table().count.load(std::memory_order_acquire) != 0; }
+
+void add(MPI_Request request, std::unique_ptr<Operation> operation) {
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  if (t.live.emplace(key_of(request), std::move(operation)).second) t.count.fetch_add(1);
+}
+
+Operation* find(MPI_Request request) {
+  if (!any() || request == MPI_REQUEST_NULL) return nullptr;
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  auto it = t.live.find(key_of(request));
+  return it == t.live.end() ? nullptr : it->second.get();
+}
+
+std::unique_ptr<Operation> take(MPI_Request request) {
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  auto it = t.live.find(key_of(request));
+  if (it == t.live.end()) return nullptr;
+  auto operation = std::move(it->second);
+  t.live.erase(it);
+  t.count.fetch_sub(1);
+  return operation;
+}
+
+void detach(MPI_Request request, std::unique_ptr<Operation> operation) {
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  t.detached.emplace_back(request, std::move(operation));
+  t.count.fetch_add(1);
+  t.has_detached.store(true, std::memory_order_release);
+}
+
+namespace {
+
+// Completes detached requests: all of them when `wait`, else those already done.
+void complete_detached(bool wait) {
+  Table& t = table();
+  if (!t.has_detached.load(std::memory_order_acquire)) return;
+  std::vector<std::pair<MPI_Request, std::unique_ptr<Operation>>> pending;
+  {
+    std::lock_guard<std::mutex> lock(t.mutex);
+    pending.swap(t.detached);
+    t.has_detached.store(false, std::memory_order_release);
+  }
+  std::vector<std::pair<MPI_Request, std::unique_ptr<Operation>>> still;
+  for (auto& [request, operation] : pending) {
+    MPI_Status status;
+    int done = 0;
+    int rc = wait ? PMPI_Wait(&request, &status) : PMPI_Test(&request, &done, &status);
+    if (!wait && rc == MPI_SUCCESS && !done) {
+      still.emplace_back(request, std::move(operation));
+      continue;
+    }
+    finish(*operation, rc, status);
+    if (operation->persistent && request != MPI_REQUEST_NULL) PMPI_Request_free(&request);
+  }
+  std::lock_guard<std::mutex> lock(t.mutex);
+  t.count.fetch_sub(pending.size() - still.size());
+  for (auto& entry : still) t.detached.push_back(std::move(entry));
+  if (!t.detached.empty()) t.has_detached.store(true, std::memory_order_release);
+}
+
+}  // namespace
+
+void progress_detached() { complete_detached(false); }
+void drain_detached() { complete_detached(true); }
+
+}  // namespace requests
+
+int finish(Operation& operation, int error, const MPI_Status& status) {
+  if (operation.finished || operation.kind != Operation::Kind::kReceive || error != MPI_SUCCESS) {
+    operation.finished = true;
+    return MPI_SUCCESS;
+  }
+  operation.finished = true;
+  int cancelled = 0;
+  PMPI_Test_cancelled(&status, &cancelled);
+  if (cancelled) return MPI_SUCCESS;
+  int received = 0;
+  PMPI_Get_count(&status, MPI_PACKED, &received);
+  if (received <= 0) return MPI_SUCCESS;
+  return raise(operation.comm, protocol::unpack_message(operation.message, operation.staging, received));
+}
+
+}  // namespace gddt::mpi
