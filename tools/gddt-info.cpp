@@ -61,7 +61,7 @@ void print_settings() {
   }
   print_table(table);
   const auto& problems = gddt::config::problems();
-  std::printf("\nConfiguration problems: %s\n", problems.empty() ? "none" : "");
+  std::printf("\nConfiguration problems:%s\n", problems.empty() ? " none" : "");
   for (const std::string& problem : problems) std::printf("  %s\n", problem.c_str());
 }
 
