@@ -1,5 +1,7 @@
 #include "mpi/errors.hpp"
 
+#include "gddt/gddt_mpi.h"
+
 namespace gddt::mpi {
 
 int error_class(Status status) {
