@@ -33,6 +33,17 @@ GDDT_EXPORT gddt_status_t gddt_unpack_window(MPI_Datatype datatype, MPI_Count co
                                              const void *packed, MPI_Count offset,
                                              MPI_Count length, void *cuda_stream);
 
+/*
+ * Explicit buffer identification. A datatype carrying this attribute declares where every
+ * buffer used with it lives, and gddt skips the pointer query for it:
+ *   MPI_Type_set_attr(type, gddt_memory_keyval(), GDDT_MEMORY_ATTRIBUTE(GDDT_MEMORY_DEVICE, 0));
+ * The keyval is created on the first call (after MPI_Init) and freed at MPI_Finalize.
+ * Declaring the wrong kind is erroneous, like passing a device pointer to a host-only MPI.
+ */
+GDDT_EXPORT int gddt_memory_keyval(void);
+#define GDDT_MEMORY_ATTRIBUTE(type, device) \
+  ((void *)(intptr_t)((((intptr_t)(device)) + 1) * 16 + (intptr_t)(type)))
+
 /* The MPI error class gddt raises for a status (MPI_SUCCESS for GDDT_OK). */
 GDDT_EXPORT int gddt_status_to_mpi_error(gddt_status_t status);
 

@@ -67,7 +67,7 @@ int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI
   if (message.bytes() == 0) return MPI_SUCCESS;
   const char* first = static_cast<const char*>(buf) + layout->span_lb(count);
   if (reinterpret_cast<std::uintptr_t>(first) < kLowestValidAddress) return raise(comm, GDDT_ERR_BUFFER);
-  status = memory::classify(first, &message.kind);
+  status = classify_typed(datatype, first, &message.kind);
   if (is_error(status)) return raise(comm, status);
 
   protocol::Route route = protocol::choose_route(message, library_cuda_aware(), host_through_gddt());

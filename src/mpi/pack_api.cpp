@@ -1,6 +1,8 @@
 #include "mpi/pack_api.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <vector>
 
@@ -25,6 +27,9 @@ constexpr std::int64_t kLowestValidAddress = 64 * 1024;
 
 std::mutex probe_mutex;
 MPI_Comm probe_comm = MPI_COMM_NULL;
+
+std::mutex keyval_mutex;
+std::atomic<int> memory_keyval{MPI_KEYVAL_INVALID};
 
 // Asks the library whether a datatype gddt never saw committed (committed before gddt was
 // loaded, or through a path gddt does not intercept) is committed: a zero-count PMPI_Pack on
@@ -88,7 +93,7 @@ Status plan_transfer(const void* typed, int count, MPI_Datatype datatype, const 
   plan->typed_first = const_cast<char*>(static_cast<const char*>(typed)) + plan->layout->span_lb(count);
   if (reinterpret_cast<std::uintptr_t>(plan->typed_first) < kLowestValidAddress) return GDDT_ERR_BUFFER;
   if (packed == nullptr) return GDDT_ERR_BUFFER;
-  GDDT_CHECK(memory::classify(plan->typed_first, &plan->typed));
+  GDDT_CHECK(classify_typed(datatype, plan->typed_first, &plan->typed));
   return memory::classify(static_cast<const char*>(packed) + *position, &plan->packed);
 }
 
@@ -149,7 +154,7 @@ Status plan_window(MPI_Datatype datatype, MPI_Count count, const void* typed, co
   if (length == 0) return GDDT_OK;
   const char* first = static_cast<const char*>(typed) + (*layout)->span_lb(count);
   if (reinterpret_cast<std::uintptr_t>(first) < kLowestValidAddress || packed == nullptr) return GDDT_ERR_BUFFER;
-  GDDT_CHECK(memory::classify(first, typed_kind));
+  GDDT_CHECK(classify_typed(datatype, first, typed_kind));
   return memory::classify(packed, packed_kind);
 }
 
@@ -162,6 +167,21 @@ Status resolve_datatype(MPI_Datatype datatype, type::LayoutPtr* layout) {
     type::on_commit(datatype);
   }
   return type::lookup(datatype, layout);
+}
+
+Status classify_typed(MPI_Datatype datatype, const void* first, memory::Kind* kind) {
+  const int keyval = memory_keyval.load(std::memory_order_acquire);
+  if (keyval != MPI_KEYVAL_INVALID) {
+    void* value = nullptr;
+    int found = 0;
+    if (PMPI_Type_get_attr(datatype, keyval, &value, &found) == MPI_SUCCESS && found) {
+      const auto code = reinterpret_cast<std::intptr_t>(value);
+      kind->type = static_cast<gddt_memory_type_t>(code % 16);
+      kind->device = static_cast<int>(code / 16) - 1;
+      return GDDT_OK;
+    }
+  }
+  return memory::classify(first, kind);
 }
 
 int pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
@@ -226,13 +246,27 @@ int pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) {
 }
 
 void release_resources() {
-  std::lock_guard<std::mutex> lock(probe_mutex);
-  if (probe_comm != MPI_COMM_NULL) PMPI_Comm_free(&probe_comm);
+  {
+    std::lock_guard<std::mutex> lock(probe_mutex);
+    if (probe_comm != MPI_COMM_NULL) PMPI_Comm_free(&probe_comm);
+  }
+  std::lock_guard<std::mutex> lock(keyval_mutex);
+  int keyval = memory_keyval.exchange(MPI_KEYVAL_INVALID);
+  if (keyval != MPI_KEYVAL_INVALID) PMPI_Type_free_keyval(&keyval);
 }
 
 }  // namespace gddt::mpi
 
 using namespace gddt;
+
+extern "C" int gddt_memory_keyval(void) {
+  std::lock_guard<std::mutex> lock(mpi::keyval_mutex);
+  int keyval = mpi::memory_keyval.load();
+  if (keyval == MPI_KEYVAL_INVALID &&
+      PMPI_Type_create_keyval(MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN, &keyval, nullptr) == MPI_SUCCESS)
+    mpi::memory_keyval.store(keyval, std::memory_order_release);
+  return keyval;
+}
 
 extern "C" gddt_status_t gddt_pack_window(MPI_Datatype datatype, MPI_Count count, const void* typed,
                                           void* packed, MPI_Count offset, MPI_Count length,

@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include "core/memory.hpp"
 #include "type/datatype.hpp"
 
 namespace gddt::mpi {
@@ -14,13 +15,18 @@ namespace gddt::mpi {
 // GDDT_ERR_UNSUPPORTED when the type is valid but gddt cannot express it.
 Status resolve_datatype(MPI_Datatype datatype, type::LayoutPtr* layout);
 
+// Where the typed buffer whose first touched byte is `first` lives: from the datatype's
+// gddt memory attribute when it has one, else by asking memory::classify.
+Status classify_typed(MPI_Datatype datatype, const void* first, memory::Kind* kind);
+
 int pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
          int* position, MPI_Comm comm);
 int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,
            MPI_Datatype datatype, MPI_Comm comm);
 int pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size);
 
-// Frees what the checks above keep (the private probe communicator); at MPI_Finalize.
+// Frees what the checks above keep (the private probe communicator, the memory keyval); at
+// MPI_Finalize.
 void release_resources();
 
 }  // namespace gddt::mpi
