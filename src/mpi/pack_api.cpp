@@ -161,11 +161,14 @@ Status plan_window(MPI_Datatype datatype, MPI_Count count, const void* typed, co
 }  // namespace
 
 Status resolve_datatype(MPI_Datatype datatype, type::LayoutPtr* layout) {
-  if (datatype == MPI_DATATYPE_NULL || type::is_freed(datatype)) return GDDT_ERR_INVALID_TYPE;
-  if (!type::is_known_committed(datatype)) {
-    if (!library_accepts(datatype)) return GDDT_ERR_INVALID_TYPE;
-    type::on_commit(datatype);
-  }
+  if (datatype == MPI_DATATYPE_NULL) return GDDT_ERR_INVALID_TYPE;
+  Status status = GDDT_OK;
+  if (type::find_committed(datatype, &status, layout)) return status;
+  // First sight: a named type, or one committed where gddt could not see it, is registered
+  // as committed once the library vouches for it.
+  if (type::is_freed(datatype)) return GDDT_ERR_INVALID_TYPE;
+  if (!type::is_known_committed(datatype) && !library_accepts(datatype)) return GDDT_ERR_INVALID_TYPE;
+  type::on_commit(datatype);
   return type::lookup(datatype, layout);
 }
 

@@ -116,6 +116,23 @@ void on_free(MPI_Datatype datatype) {
   lock.unlock();
 }
 
+bool find_committed(MPI_Datatype datatype, Status* status, LayoutPtr* out) {
+  Cache& c = cache();
+  const std::uint64_t key = key_of(datatype);
+  std::shared_lock<std::shared_mutex> lock(c.mutex);
+  if (c.freed.count(key)) {
+    *status = GDDT_ERR_INVALID_TYPE;
+    return true;
+  }
+  if (!c.committed.count(key)) return false;
+  auto it = c.entries.find(key);
+  if (it == c.entries.end()) return false;
+  c.hits.fetch_add(1, std::memory_order_relaxed);
+  *status = it->second.status;
+  *out = it->second.layout;
+  return true;
+}
+
 bool is_freed(MPI_Datatype datatype) {
   Cache& c = cache();
   std::shared_lock<std::shared_mutex> lock(c.mutex);

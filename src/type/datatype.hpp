@@ -29,6 +29,11 @@ void on_commit(MPI_Datatype datatype);
 // remembers the handle as freed until it is committed again.
 void on_free(MPI_Datatype datatype);
 
+// The hot-path lookup: one shared lock. True when gddt knows `datatype` is committed (or
+// freed: *status GDDT_ERR_INVALID_TYPE) and has its analysis; false when it must be asked
+// about first (never seen committed, or not analysed yet).
+bool find_committed(MPI_Datatype datatype, Status* status, LayoutPtr* out);
+
 // True when `datatype` was freed through MPI_Type_free and not committed since.
 bool is_freed(MPI_Datatype datatype);
 
