@@ -1,0 +1,221 @@
+// Where each word of a packed window lives in the typed buffer: the arguments the CUDA
+// kernels receive by value and the index arithmetic they run per word. Everything here is
+// plain C++ usable on the host as well, so the index arithmetic is tested without a GPU
+// (tests/gpu/cuda_plan_test.cpp) exactly as the kernels run it.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "type/layout.hpp"
+
+#if defined(__CUDACC__)
+#define GDDT_HOST_DEVICE __host__ __device__ __forceinline__
+#define GDDT_UNROLL _Pragma("unroll")
+#else
+#define GDDT_HOST_DEVICE inline
+#define GDDT_UNROLL
+#endif
+
+namespace gddt::pack::cuda_impl {
+
+// Division by a divisor fixed before launch, as a multiply-high, an add and a shift (the
+// round-up method of Granlund and Montgomery, "Division by invariant integers using
+// multiplication", 1994). Valid for dividends below 2^(bits-1), which keeps t + n from
+// overflowing; the planner picks the 32-bit variant only when every dividend fits that.
+template <typename Index>
+struct Divider {
+  static_assert(std::is_same<Index, std::uint32_t>::value || std::is_same<Index, std::uint64_t>::value,
+                "32- or 64-bit unsigned index");
+  static constexpr int kBits = 8 * sizeof(Index);
+
+  Index divisor = 1;
+  Index magic = 1;
+  std::uint32_t shift = 0;
+
+  // divisor in [1, 2^(bits-1)].
+  static Divider make(Index d) {
+    using Wide = std::conditional_t<kBits == 32, std::uint64_t, unsigned __int128>;
+    Divider result;
+    result.divisor = d;
+    while ((Index{1} << result.shift) < d) ++result.shift;
+    const Wide excess = (Wide{1} << result.shift) - d;  // 2^shift - d, below d
+    result.magic = static_cast<Index>((excess << kBits) / d + 1);
+    return result;
+  }
+
+  GDDT_HOST_DEVICE Index quotient(Index n) const { return (multiply_high(n, magic) + n) >> shift; }
+
+  // n / divisor, leaving n % divisor in *remainder.
+  GDDT_HOST_DEVICE Index divide(Index n, Index* remainder) const {
+    const Index q = quotient(n);
+    *remainder = n - q * divisor;
+    return q;
+  }
+
+ private:
+  GDDT_HOST_DEVICE static Index multiply_high(Index a, Index b) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (kBits == 32) {
+      return __umulhi(a, b);
+    } else {
+      return __umul64hi(a, b);
+    }
+#else
+    if constexpr (kBits == 32) {
+      return static_cast<Index>((std::uint64_t{a} * b) >> 32);
+    } else {
+      return static_cast<Index>((static_cast<unsigned __int128>(a) * b) >> 64);
+    }
+#endif
+  }
+};
+
+// A word at the edge of the window that the window covers only in part: bytes
+// [first_byte, end_byte) of it move, one at a time.
+template <typename Index>
+struct PartialWord {
+  Index word = 0;
+  std::uint32_t first_byte = 0;
+  std::uint32_t end_byte = 0;
+};
+
+// The window as a range of aligned `width`-byte words. Word w's packed bytes start at
+// packed + w * width - packed_shift; its typed bytes at typed + (the shape's offset of w).
+template <typename Index>
+struct WindowWords {
+  char* typed = nullptr;
+  char* packed = nullptr;
+  Index word_begin = 0;  // the words moved whole: [word_begin, word_end)
+  Index word_end = 0;
+  std::int64_t packed_shift = 0;
+  int npartial = 0;
+  PartialWord<Index> partial[2];
+};
+
+// ---- strided shapes ------------------------------------------------------------------------
+// One strided block in word units: dims[0] is usually the words of a block (stride = the
+// width), the others the block dimensions and the element count, merged where they could.
+constexpr int kMaxWordDims = type::kMaxDims + 2;
+
+template <typename Index>
+struct StridedArgs {
+  WindowWords<Index> window;
+  int ndims = 0;
+  Divider<Index> counts[kMaxWordDims];  // the last dimension's is never used
+  std::int64_t strides[kMaxWordDims] = {};
+};
+
+// Typed offset of `word`. kDims bounds ndims at compile time so every array index below is a
+// constant and the arguments stay in the constant bank (a run-time index would copy them to
+// local memory).
+template <int kDims, typename Index>
+GDDT_HOST_DEVICE std::int64_t strided_offset(const StridedArgs<Index>& a, Index word) {
+  std::int64_t offset = 0;
+GDDT_UNROLL
+  for (int d = 0; d < kDims; ++d) {
+    if (d + 1 < a.ndims) {
+      Index index;
+      word = a.counts[d].divide(word, &index);
+      offset += static_cast<std::int64_t>(index) * a.strides[d];
+    } else if (d + 1 == a.ndims) {
+      offset += static_cast<std::int64_t>(word) * a.strides[d];
+    }
+  }
+  return offset;
+}
+
+// ---- block lists ---------------------------------------------------------------------------
+// The per-layout tables a block-list kernel reads from device memory (uploaded once per
+// layout and device; see PieceTableImage in plan.hpp).
+struct PieceRecord {
+  std::int64_t offset;
+  std::int64_t block;
+  std::uint32_t ndims;
+  std::uint32_t dim_begin;  // dims[dim_begin] divides by the block, the next ndims are its dims
+};
+
+struct DimRecord {
+  Divider<std::uint64_t> count;
+  std::int64_t stride;
+};
+
+struct PieceTable {
+  const PieceRecord* pieces = nullptr;
+  const std::int64_t* piece_begin = nullptr;  // npieces + 1 packed offsets within a group
+  const DimRecord* dims = nullptr;
+  // chunk_first[c]: the piece holding group byte c << chunk_shift; nchunks + 1 entries, the
+  // last npieces - 1. Narrows the search for a byte's piece to the pieces of its chunk.
+  const std::uint32_t* chunk_first = nullptr;
+  std::uint32_t npieces = 0;
+  std::uint32_t chunk_shift = 0;
+};
+
+// The piece holding group byte `in_group`: the last piece starting at or before it.
+GDDT_HOST_DEVICE std::uint32_t find_piece(const PieceTable& t, std::uint64_t in_group) {
+  const std::uint64_t chunk = in_group >> t.chunk_shift;
+  std::uint32_t lo = t.chunk_first[chunk];
+  std::uint32_t hi = t.chunk_first[chunk + 1];
+  while (lo < hi) {
+    const std::uint32_t mid = lo + (hi - lo + 1) / 2;
+    if (static_cast<std::uint64_t>(t.piece_begin[mid]) <= in_group) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return lo;
+}
+
+template <typename Index>
+struct BlockListArgs {
+  WindowWords<Index> window;
+  Divider<Index> element;  // packed bytes of one element
+  std::int64_t extent = 0;
+  Divider<Index> group;    // packed bytes of one pass over the pieces
+  int nrepeat = 0;
+  Divider<Index> repeat_counts[type::kMaxDims];
+  std::int64_t repeat_strides[type::kMaxDims] = {};
+  PieceTable table;
+};
+
+// Typed offset of the packed byte `position` (counted from the element the window starts
+// in). Every piece byte offset, block and stride is a multiple of the word width, so a word
+// never straddles two blocks.
+template <typename Index>
+GDDT_HOST_DEVICE std::int64_t block_list_offset(const BlockListArgs<Index>& a, Index position) {
+  Index in_element;
+  const Index element = a.element.divide(position, &in_element);
+  std::int64_t offset = static_cast<std::int64_t>(element) * a.extent;
+  Index in_group = in_element;
+  if (a.nrepeat > 0) {
+    Index group = a.group.divide(in_element, &in_group);
+GDDT_UNROLL
+    for (int r = 0; r < type::kMaxDims; ++r) {
+      if (r + 1 < a.nrepeat) {
+        Index index;
+        group = a.repeat_counts[r].divide(group, &index);
+        offset += static_cast<std::int64_t>(index) * a.repeat_strides[r];
+      } else if (r + 1 == a.nrepeat) {
+        offset += static_cast<std::int64_t>(group) * a.repeat_strides[r];
+      }
+    }
+  }
+  const std::uint32_t piece = find_piece(a.table, in_group);
+  const PieceRecord& record = a.table.pieces[piece];
+  const std::uint64_t in_piece = in_group - static_cast<std::uint64_t>(a.table.piece_begin[piece]);
+  offset += record.offset;
+  if (record.ndims == 0) return offset + static_cast<std::int64_t>(in_piece);
+  const DimRecord* dims = a.table.dims + record.dim_begin;
+  std::uint64_t in_block;
+  std::uint64_t block = dims[0].count.divide(in_piece, &in_block);
+  offset += static_cast<std::int64_t>(in_block);
+  for (std::uint32_t d = 1; d < record.ndims; ++d) {
+    std::uint64_t index;
+    block = dims[d].count.divide(block, &index);
+    offset += static_cast<std::int64_t>(index) * dims[d].stride;
+  }
+  return offset + static_cast<std::int64_t>(block) * dims[record.ndims].stride;
+}
+
+}  // namespace gddt::pack::cuda_impl

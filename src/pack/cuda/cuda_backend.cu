@@ -1,0 +1,231 @@
+// The CUDA pack backend: one kernel launch (or one cudaMemcpyAsync when the window is a
+// single typed range) per call, queued on the caller's stream with its arguments by value.
+// Block lists read their pieces from device tables uploaded once per layout and device.
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <type_traits>
+#include <vector>
+
+#include "pack/backend.hpp"
+#include "pack/cuda/kernels.cuh"
+#include "pack/cuda/plan.hpp"
+
+namespace gddt::pack {
+namespace {
+
+using namespace cuda_impl;
+
+// Resident blocks per multiprocessor the grid is sized for; the kernels loop over the rest.
+constexpr int kBlocksPerMultiprocessor = 8;
+
+int multiprocessors(int device) {
+  constexpr int kCachedDevices = 64;
+  static std::atomic<int> cached[kCachedDevices];
+  const bool cacheable = device >= 0 && device < kCachedDevices;
+  if (cacheable) {
+    const int known = cached[device].load(std::memory_order_relaxed);
+    if (known > 0) return known;
+  }
+  int count = 0;
+  if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || count <= 0) {
+    cudaGetLastError();
+    return 1;
+  }
+  if (cacheable) cached[device].store(count, std::memory_order_relaxed);
+  return count;
+}
+
+int current_device() {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return device;
+}
+
+template <int W, typename Index>
+unsigned grid_size(const WindowWords<Index>& words) {
+  constexpr std::uint64_t kTile = std::uint64_t{kThreadsPerBlock} * kWordsPerThread<W>;
+  const std::uint64_t whole = words.word_end > words.word_begin ? words.word_end - words.word_begin : 0;
+  const std::uint64_t tiles = (whole + kTile - 1) / kTile;
+  const auto limit = static_cast<std::uint64_t>(multiprocessors(current_device())) * kBlocksPerMultiprocessor;
+  return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min(tiles, limit)));
+}
+
+// ---- compile-time dispatch -------------------------------------------------------------------
+
+template <int N>
+using Constant = std::integral_constant<int, N>;
+template <typename T>
+struct TypeTag {
+  using type = T;
+};
+
+template <typename Fn>
+Status with_width(int width, Fn&& fn) {
+  switch (width) {
+    case 16: return fn(Constant<16>{});
+    case 8: return fn(Constant<8>{});
+    case 4: return fn(Constant<4>{});
+    case 2: return fn(Constant<2>{});
+    default: return fn(Constant<1>{});
+  }
+}
+
+template <typename Fn>
+Status with_index(std::uint64_t largest_operand, Fn&& fn) {
+  if (fits_narrow_index(largest_operand)) return fn(TypeTag<std::uint32_t>{});
+  return fn(TypeTag<std::uint64_t>{});
+}
+
+// Strided kernels unroll their index arithmetic for at most this many word dimensions; two
+// cover vectors, four the faces and boxes of 3-D grids.
+template <typename Fn>
+Status with_dims(int ndims, Fn&& fn) {
+  if (ndims <= 2) return fn(Constant<2>{});
+  if (ndims <= 4) return fn(Constant<4>{});
+  return fn(Constant<kMaxWordDims>{});
+}
+
+template <bool kUnpack>
+Status launch_strided(const StridedPlan& plan, const void* typed, const void* packed, cudaStream_t stream) {
+  return with_width(plan.words.width, [&](auto width) {
+    constexpr int W = decltype(width)::value;
+    return with_index(plan.words.largest_operand, [&](auto index) {
+      using Index = typename decltype(index)::type;
+      const StridedArgs<Index> args = strided_args<Index>(plan, typed, packed);
+      return with_dims(plan.ndims, [&](auto dims) {
+        strided_kernel<W, decltype(dims)::value, kUnpack, Index>
+            <<<grid_size<W>(args.window), kThreadsPerBlock, 0, stream>>>(args);
+        return gpu::check_last_error(kUnpack ? "strided unpack kernel launch" : "strided pack kernel launch");
+      });
+    });
+  });
+}
+
+template <bool kUnpack>
+Status launch_block_list(const BlockListPlan& plan, const PieceTable& table, const void* typed, const void* packed,
+                         cudaStream_t stream) {
+  return with_width(plan.words.width, [&](auto width) {
+    constexpr int W = decltype(width)::value;
+    return with_index(plan.words.largest_operand, [&](auto index) {
+      using Index = typename decltype(index)::type;
+      const BlockListArgs<Index> args = block_list_args<Index>(plan, table, typed, packed);
+      block_list_kernel<W, kUnpack, Index><<<grid_size<W>(args.window), kThreadsPerBlock, 0, stream>>>(args);
+      return gpu::check_last_error(kUnpack ? "block-list unpack kernel launch" : "block-list pack kernel launch");
+    });
+  });
+}
+
+// ---- per-layout device tables ------------------------------------------------------------------
+
+// Frees device memory, ignoring errors: at process exit the CUDA runtime may be torn down
+// before the last layout, and then there is nothing left to free.
+void release_device_memory(int device, void* memory) {
+  int current = -1;
+  const bool switched = cudaGetDevice(&current) == cudaSuccess && current != device &&
+                        cudaSetDevice(device) == cudaSuccess;
+  cudaFree(memory);
+  if (switched) cudaSetDevice(current);
+  cudaGetLastError();
+}
+
+// The CUDA slot of a block-list layout: its piece tables, one per device that used it.
+struct DevicePieceTables {
+  struct Entry {
+    int device;
+    void* memory;
+    PieceTable table;
+  };
+  std::vector<Entry> entries;
+
+  DevicePieceTables() = default;
+  DevicePieceTables(const DevicePieceTables&) = delete;
+  DevicePieceTables& operator=(const DevicePieceTables&) = delete;
+  ~DevicePieceTables() {
+    for (const Entry& entry : entries) release_device_memory(entry.device, entry.memory);
+  }
+};
+
+// The layout's tables on `device`, uploaded on first use (synchronously, once per layout and
+// device; the only copy of descriptors this backend makes).
+Status device_piece_table(const type::Layout& layout, int device, cudaStream_t stream, PieceTable* table) {
+  type::BackendSlots::Slot& slot = layout.backend_slots[kCudaSlot];
+  std::lock_guard<std::mutex> lock(slot.mutex);
+  if (!slot.data) slot.data = std::make_shared<DevicePieceTables>();
+  auto& tables = *static_cast<DevicePieceTables*>(slot.data.get());
+  for (const DevicePieceTables::Entry& entry : tables.entries) {
+    if (entry.device == device) {
+      *table = entry.table;
+      return GDDT_OK;
+    }
+  }
+  const PieceTableImage image = build_piece_table(layout);
+  void* memory = nullptr;
+  GDDT_CHECK(gpu::device_alloc(device, image.bytes(), &memory));
+  Status status = gpu::memcpy_async(memory, image.storage.data(), image.bytes(), stream);
+  if (!is_error(status)) status = gpu::stream_synchronize(stream);
+  if (is_error(status)) {
+    release_device_memory(device, memory);
+    return status;
+  }
+  tables.entries.push_back({device, memory, image.table_at(memory)});
+  *table = tables.entries.back().table;
+  return GDDT_OK;
+}
+
+// ---- the backend -------------------------------------------------------------------------------
+
+Status check_window(const Window& w, const void* typed, const void* packed) {
+  if (w.layout == nullptr || w.count < 0 || w.offset < 0 || w.length < 0) return GDDT_ERR_INVALID_ARG;
+  if (w.length == 0) return GDDT_OK;
+  const std::int64_t size = w.layout->size;
+  if (size <= 0 || w.offset / size >= w.count || w.length > w.count * size - w.offset) return GDDT_ERR_INVALID_ARG;
+  if (typed == nullptr || packed == nullptr) return GDDT_ERR_BUFFER;
+  return GDDT_OK;
+}
+
+template <bool kUnpack>
+Status move_window(const Window& w, const void* typed, const void* packed, gpu::Stream user_stream) {
+  GDDT_CHECK(check_window(w, typed, packed));
+  if (w.length == 0) return GDDT_OK;
+  auto stream = static_cast<cudaStream_t>(user_stream);
+  const WindowPlan plan = plan_window(w, typed, packed);
+  switch (plan.kind) {
+    case WindowPlan::Kind::kCopy: {
+      const char* range = static_cast<const char*>(typed) + plan.copy_offset;
+      const auto bytes = static_cast<std::size_t>(w.length);
+      return kUnpack ? gpu::memcpy_async(const_cast<char*>(range), packed, bytes, stream)
+                     : gpu::memcpy_async(const_cast<void*>(packed), range, bytes, stream);
+    }
+    case WindowPlan::Kind::kStrided:
+      return launch_strided<kUnpack>(plan.strided, typed, packed, stream);
+    case WindowPlan::Kind::kBlockList: {
+      PieceTable table;
+      GDDT_CHECK(device_piece_table(*w.layout, current_device(), stream, &table));
+      return launch_block_list<kUnpack>(plan.block_list, table, typed, packed, stream);
+    }
+  }
+  return GDDT_ERR_INTERNAL;
+}
+
+Status cuda_pack(const Window& window, const void* typed, void* packed, gpu::Stream stream) {
+  return move_window<false>(window, typed, packed, stream);
+}
+
+Status cuda_unpack(const Window& window, void* typed, const void* packed, gpu::Stream stream) {
+  return move_window<true>(window, typed, packed, stream);
+}
+
+}  // namespace
+
+const Backend& cuda_backend() {
+  static const Backend backend{"cuda", cuda_pack, cuda_unpack};
+  return backend;
+}
+
+}  // namespace gddt::pack

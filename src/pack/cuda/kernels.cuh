@@ -1,0 +1,93 @@
+// The pack and unpack kernels: one template moves the words of a window, specialized by word
+// width, direction and how a word's typed offset is found (strided shape or block list).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "pack/cuda/addressing.hpp"
+
+namespace gddt::pack::cuda_impl {
+
+constexpr int kThreadsPerBlock = 256;
+
+template <int W>
+struct WordOf;
+template <>
+struct WordOf<1> {
+  using type = unsigned char;
+};
+template <>
+struct WordOf<2> {
+  using type = unsigned short;
+};
+template <>
+struct WordOf<4> {
+  using type = unsigned int;
+};
+template <>
+struct WordOf<8> {
+  using type = unsigned long long;
+};
+template <>
+struct WordOf<16> {
+  using type = uint4;
+};
+
+// Independent words each thread keeps in flight: 64 bytes of wide words, or eight narrow
+// ones, so index arithmetic and memory latency overlap.
+template <int W>
+constexpr int kWordsPerThread = W >= 8 ? 64 / W : 8;
+
+// Moves every word of the window: whole words as single W-byte accesses, each thread loading
+// its words before storing any; then the partial words at the window's ends, bytewise.
+// `typed_offset(word)` is the typed byte offset of a word.
+template <int W, bool kUnpack, typename Index, typename TypedOffset>
+__device__ __forceinline__ void move_words(const WindowWords<Index>& a, TypedOffset typed_offset) {
+  using Word = typename WordOf<W>::type;
+  constexpr int kUnroll = kWordsPerThread<W>;
+  constexpr Index kTile = static_cast<Index>(kThreadsPerBlock) * kUnroll;
+  const Index stride = static_cast<Index>(gridDim.x) * kTile;
+  for (Index tile = a.word_begin + static_cast<Index>(blockIdx.x) * kTile; tile < a.word_end; tile += stride) {
+    Word value[kUnroll];
+    Word* destination[kUnroll];
+    GDDT_UNROLL
+    for (int u = 0; u < kUnroll; ++u) {
+      const Index word = tile + threadIdx.x + static_cast<Index>(u) * kThreadsPerBlock;
+      destination[u] = nullptr;
+      if (word < a.word_end) {
+        auto* typed = reinterpret_cast<Word*>(a.typed + typed_offset(word));
+        auto* packed = reinterpret_cast<Word*>(a.packed + (static_cast<std::int64_t>(word) * W - a.packed_shift));
+        value[u] = kUnpack ? *packed : *typed;
+        destination[u] = kUnpack ? typed : packed;
+      }
+    }
+    GDDT_UNROLL
+    for (int u = 0; u < kUnroll; ++u) {
+      if (destination[u] != nullptr) *destination[u] = value[u];
+    }
+  }
+  if (blockIdx.x == 0 && static_cast<int>(threadIdx.x) < a.npartial) {
+    const PartialWord<Index> part = threadIdx.x == 0 ? a.partial[0] : a.partial[1];
+    char* typed = a.typed + typed_offset(part.word);
+    char* packed = a.packed + (static_cast<std::int64_t>(part.word) * W - a.packed_shift);
+    for (std::uint32_t b = part.first_byte; b < part.end_byte; ++b) {
+      if (kUnpack) {
+        typed[b] = packed[b];
+      } else {
+        packed[b] = typed[b];
+      }
+    }
+  }
+}
+
+template <int W, int kDims, bool kUnpack, typename Index>
+__global__ void __launch_bounds__(kThreadsPerBlock) strided_kernel(const __grid_constant__ StridedArgs<Index> a) {
+  move_words<W, kUnpack>(a.window, [&a](Index word) { return strided_offset<kDims>(a, word); });
+}
+
+template <int W, bool kUnpack, typename Index>
+__global__ void __launch_bounds__(kThreadsPerBlock) block_list_kernel(const __grid_constant__ BlockListArgs<Index> a) {
+  move_words<W, kUnpack>(a.window, [&a](Index word) { return block_list_offset(a, static_cast<Index>(word * W)); });
+}
+
+}  // namespace gddt::pack::cuda_impl

@@ -1,0 +1,221 @@
+// The CUDA backend's planning and per-word index arithmetic, run on the CPU: every window is
+// planned exactly as the backend plans it, then each word is moved the way the kernels move
+// it (same argument structs, same offset functions), checking that every whole-word access is
+// aligned to its width. Needs no GPU, so it runs wherever the CUDA backend is compiled.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <limits>
+
+#include "pack/cuda/plan.hpp"
+#include "random_cases.hpp"
+
+namespace gddt::pack::cuda_impl {
+namespace {
+
+using gddt::testing::Case;
+
+// Moves the words of a window one by one, as move_words() in kernels.cuh does.
+template <typename Index, typename TypedOffset>
+::testing::AssertionResult emulate_words(bool unpack, const WindowWords<Index>& a, int width,
+                                         TypedOffset typed_offset) {
+  for (Index word = a.word_begin; word < a.word_end; ++word) {
+    char* typed = a.typed + typed_offset(word);
+    char* packed = a.packed + (static_cast<std::int64_t>(word) * width - a.packed_shift);
+    if (reinterpret_cast<std::uintptr_t>(typed) % width != 0 || reinterpret_cast<std::uintptr_t>(packed) % width != 0) {
+      return ::testing::AssertionFailure() << "word " << word << " of width " << width << " is misaligned";
+    }
+    unpack ? std::memcpy(typed, packed, static_cast<std::size_t>(width))
+           : std::memcpy(packed, typed, static_cast<std::size_t>(width));
+  }
+  for (int i = 0; i < a.npartial; ++i) {
+    const PartialWord<Index>& part = a.partial[i];
+    char* typed = a.typed + typed_offset(part.word);
+    char* packed = a.packed + (static_cast<std::int64_t>(part.word) * width - a.packed_shift);
+    for (std::uint32_t b = part.first_byte; b < part.end_byte; ++b) unpack ? (typed[b] = packed[b]) : (packed[b] = typed[b]);
+  }
+  return ::testing::AssertionSuccess();
+}
+
+template <typename Index>
+::testing::AssertionResult emulate_plan(bool unpack, const Window& w, const WindowPlan& plan, char* typed,
+                                        char* packed) {
+  switch (plan.kind) {
+    case WindowPlan::Kind::kCopy:
+      unpack ? std::memcpy(typed + plan.copy_offset, packed, static_cast<std::size_t>(w.length))
+             : std::memcpy(packed, typed + plan.copy_offset, static_cast<std::size_t>(w.length));
+      return ::testing::AssertionSuccess();
+    case WindowPlan::Kind::kStrided: {
+      const StridedArgs<Index> args = strided_args<Index>(plan.strided, typed, packed);
+      return emulate_words(unpack, args.window, plan.strided.words.width,
+                           [&](Index word) { return strided_offset<kMaxWordDims>(args, word); });
+    }
+    case WindowPlan::Kind::kBlockList: {
+      const PieceTableImage image = build_piece_table(*w.layout);
+      const BlockListArgs<Index> args =
+          block_list_args<Index>(plan.block_list, image.table_at(image.storage.data()), typed, packed);
+      const int width = plan.block_list.words.width;
+      return emulate_words(unpack, args.window, width,
+                           [&](Index word) { return block_list_offset(args, static_cast<Index>(word * width)); });
+    }
+  }
+  return ::testing::AssertionFailure() << "unknown plan";
+}
+
+// Host memory standing in for device memory; the backend calls become emulations. With
+// `wide` the 64-bit index arithmetic runs even where the backend would use 32-bit.
+struct EmulatedBackend {
+  explicit EmulatedBackend(bool wide_index) : wide(wide_index), typed(kBytes), packed(kBytes) {}
+  static constexpr std::size_t kBytes = 16 << 20;
+  bool wide;
+  std::vector<char> typed, packed;
+  std::string failure;
+
+  char* typed_buffer() { return typed.data(); }
+  char* packed_buffer() { return packed.data(); }
+  void upload(char* dst, const char* src, std::int64_t bytes) { std::memcpy(dst, src, static_cast<std::size_t>(bytes)); }
+  void download(char* dst, const char* src, std::int64_t bytes) { std::memcpy(dst, src, static_cast<std::size_t>(bytes)); }
+  void synchronize() {}
+  Status pack(const Window& w, const void* t, void* p) { return move(false, w, const_cast<void*>(t), p); }
+  Status unpack(const Window& w, void* t, const void* p) { return move(true, w, t, const_cast<void*>(p)); }
+
+  Status move(bool unpack, const Window& w, void* t, void* p) {
+    const WindowPlan plan = plan_window(w, t, p);
+    const std::uint64_t largest =
+        plan.kind == WindowPlan::Kind::kStrided ? plan.strided.words.largest_operand : plan.block_list.words.largest_operand;
+    const bool narrow = !wide && plan.kind != WindowPlan::Kind::kCopy && fits_narrow_index(largest);
+    ::testing::AssertionResult result =
+        narrow ? emulate_plan<std::uint32_t>(unpack, w, plan, static_cast<char*>(t), static_cast<char*>(p))
+               : emulate_plan<std::uint64_t>(unpack, w, plan, static_cast<char*>(t), static_cast<char*>(p));
+    if (result) return GDDT_OK;
+    failure = result.message();
+    return GDDT_ERR_INTERNAL;
+  }
+};
+
+TEST(CudaPlan, DividerMatchesDivision) {
+  std::mt19937_64 rng(gddt::testing::test_seed());
+  auto check = [&](auto tag, std::uint64_t limit) {
+    using Index = decltype(tag);
+    std::vector<std::uint64_t> divisors = {1, 2, 3, 5, 7, 10, 16, 255, 256, 257, 1000, 4096, 65535, limit / 3, limit - 1, limit};
+    for (int i = 0; i < 200; ++i) divisors.push_back(rng() % limit + 1);
+    for (std::uint64_t d : divisors) {
+      const auto div = Divider<Index>::make(static_cast<Index>(d));
+      std::vector<std::uint64_t> dividends = {0, 1, d - 1, d, d + 1, 2 * d - 1, limit - 1, limit - d};
+      for (int i = 0; i < 200; ++i) dividends.push_back(rng() % limit);
+      for (std::uint64_t n : dividends) {
+        if (n >= limit) continue;
+        Index remainder;
+        const Index q = div.divide(static_cast<Index>(n), &remainder);
+        ASSERT_EQ(q, n / d) << n << " / " << d;
+        ASSERT_EQ(remainder, n % d) << n << " % " << d;
+      }
+    }
+  };
+  check(std::uint32_t{}, std::uint64_t{1} << 31);
+  check(std::uint64_t{}, std::uint64_t{1} << 63);
+}
+
+TEST(CudaPlan, RandomWindowsMatchHostWalk) {
+  const std::uint64_t seed = gddt::testing::test_seed();
+  std::printf("seed %llu (set GDDT_TEST_SEED to change)\n", static_cast<unsigned long long>(seed));
+  gddt::testing::LayoutGenerator gen(seed);
+  EmulatedBackend narrow(false), wide(true);
+  int failures = 0;
+  for (int i = 0; i < 3000 && failures < 5; ++i) {
+    // Mostly small streams, every 10th up to 1 MiB; the 64-bit arithmetic on every 4th.
+    const Case c = gddt::testing::random_case(i, &gen, i % 10 == 9 ? 1 << 20 : 64 << 10, 8 << 20);
+    for (EmulatedBackend* backend : {&narrow, &wide}) {
+      if (backend->wide && i % 4 != 0) continue;
+      ::testing::AssertionResult result = gddt::testing::check_case(c, backend, &gen.rng());
+      if (!result) {
+        ++failures;
+        ADD_FAILURE() << (backend->wide ? "64-bit index: " : "") << result.message() << "\n" << backend->failure
+                      << "\nseed " << seed;
+        break;
+      }
+    }
+  }
+}
+
+type::Layout vector_layout(std::int64_t blocks, std::int64_t block, std::int64_t stride) {
+  type::Layout out;
+  EXPECT_EQ(type::make_repeat(type::make_block(block), blocks, stride, &out), GDDT_OK);
+  return out;
+}
+
+TEST(CudaPlan, ChoosesTheWidestAlignedWord) {
+  const type::Layout vector = vector_layout(100, 64, 128);
+  alignas(16) static char typed[16 << 10];
+  alignas(16) static char packed[8 << 10];
+  auto width = [&](const char* t, const char* p, std::int64_t offset, std::int64_t length) {
+    const WindowPlan plan = plan_window(Window{&vector, 1, offset, length}, t, p);
+    EXPECT_EQ(plan.kind, WindowPlan::Kind::kStrided);
+    return plan.strided.words.width;
+  };
+  EXPECT_EQ(width(typed, packed, 0, 6400), 16);
+  EXPECT_EQ(width(typed + 4, packed, 0, 6400), 4);
+  EXPECT_EQ(width(typed, packed + 8, 0, 6400), 8);
+  // A window starting mid-word keeps the width when the packed pointer moves with it...
+  EXPECT_EQ(width(typed, packed + 3, 3, 6000), 16);
+  // ...and narrows when it does not.
+  EXPECT_EQ(width(typed, packed, 3, 6000), 1);
+  const type::Layout odd = vector_layout(100, 6, 8);
+  const WindowPlan plan = plan_window(Window{&odd, 1, 0, 600}, typed, packed);
+  EXPECT_EQ(plan.strided.words.width, 2);
+}
+
+TEST(CudaPlan, ContiguousWindowsAreCopies) {
+  const type::Layout block = type::make_block(64);
+  alignas(16) static char buffer[1 << 12];
+  WindowPlan plan = plan_window(Window{&block, 10, 100, 500}, buffer, buffer);
+  EXPECT_EQ(plan.kind, WindowPlan::Kind::kCopy);
+  EXPECT_EQ(plan.copy_offset, 100);
+
+  const type::Layout vector = vector_layout(4, 64, 100);
+  plan = plan_window(Window{&vector, 3, 64 * 5 + 10, 40}, buffer, buffer);  // inside element 1, block 1
+  EXPECT_EQ(plan.kind, WindowPlan::Kind::kCopy);
+  EXPECT_EQ(plan.copy_offset, vector.extent + 100 + 10);
+
+  plan = plan_window(Window{&vector, 3, 60, 10}, buffer, buffer);  // across two blocks
+  EXPECT_EQ(plan.kind, WindowPlan::Kind::kStrided);
+}
+
+TEST(CudaPlan, ElementCountMergesIntoTheOuterDimension) {
+  // 8 blocks of 16 bytes every 32; elements every 256: one dimension of 8 * count blocks.
+  const type::Layout vector = vector_layout(8, 16, 32);
+  ASSERT_EQ(vector.extent, 7 * 32 + 16);
+  type::Layout resized = vector;
+  type::set_bounds(&resized, 0, 256);
+  alignas(16) static char buffer[1 << 14];
+  const WindowPlan plan = plan_window(Window{&resized, 40, 0, 40 * 128}, buffer, buffer);
+  ASSERT_EQ(plan.kind, WindowPlan::Kind::kStrided);
+  ASSERT_EQ(plan.strided.ndims, 1);
+  EXPECT_EQ(plan.strided.dims[0].count, 8 * 40);
+  EXPECT_EQ(plan.strided.dims[0].stride, 32);
+}
+
+TEST(CudaPlan, WideIndexWhenPositionsPass31Bits) {
+  // One piece of 3 GiB then a small one: positions near the end exceed 2^31.
+  const std::int64_t big = std::int64_t{3} << 30;
+  type::Layout list;
+  ASSERT_EQ(type::make_concat({type::make_block(big), type::make_shifted(type::make_block(100), big + 64)}, &list),
+            GDDT_OK);
+  ASSERT_EQ(list.shape, type::Shape::kBlockList);
+  alignas(16) static char buffer[1 << 12];
+  const Window w{&list, 1, big - 1000, 1100};
+  const WindowPlan plan = plan_window(w, buffer, buffer);
+  EXPECT_FALSE(fits_narrow_index(plan.block_list.words.largest_operand));
+
+  // Emulated on a small buffer standing for the touched bytes [big - 1000, big + 164).
+  std::vector<char> typed_bytes(2048), packed(1100), expected(1100);
+  std::mt19937_64 rng(1);
+  gddt::testing::fill_random(&typed_bytes, &rng);
+  char* typed = typed_bytes.data() - (big - 1000);
+  ASSERT_TRUE(emulate_plan<std::uint64_t>(false, w, plan_window(w, typed, packed.data()), typed, packed.data()));
+  gddt::testing::reference_move<true>(w, typed, expected.data());
+  EXPECT_EQ(packed, expected);
+}
+
+}  // namespace
+}  // namespace gddt::pack::cuda_impl
