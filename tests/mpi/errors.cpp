@@ -1,0 +1,259 @@
+// Error reporting of gddt's MPI_Pack, MPI_Unpack and MPI_Pack_size (run with
+// GDDT_PACK_HOST=gddt, so gddt itself handles these host buffers) and of the window API.
+// Every MPI case runs twice: with MPI_ERRORS_RETURN on the communicator (the return code
+// carries the class) and with a custom error handler (which must run exactly once, with the
+// same class).
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gddt/gddt_mpi.h"
+
+namespace {
+
+enum class Handling { kErrorsReturn, kCustomHandler };
+
+// What the custom handler saw.
+int handler_calls = 0;
+int handler_class = MPI_SUCCESS;
+
+void record_error(MPI_Comm*, int* code, ...) {
+  ++handler_calls;
+  MPI_Error_class(*code, &handler_class);
+}
+
+std::string class_name(int error_class) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(error_class, text, &length);
+  return std::to_string(error_class) + " (" + std::string(text, static_cast<size_t>(length)) + ")";
+}
+
+class PackErrors : public testing::TestWithParam<Handling> {
+ protected:
+  void SetUp() override {
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+    if (GetParam() == Handling::kErrorsReturn) {
+      MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+    } else {
+      MPI_Errhandler handler;
+      MPI_Comm_create_errhandler(record_error, &handler);
+      MPI_Comm_set_errhandler(comm_, handler);
+      MPI_Errhandler_free(&handler);
+    }
+    handler_calls = 0;
+    handler_class = MPI_SUCCESS;
+    // Four ints, every other one: 16 packed bytes from a 28-byte span.
+    MPI_Type_vector(4, 1, 2, MPI_INT, &vector_);
+    MPI_Type_commit(&vector_);
+    typed_.assign(8, 0x01020304);
+    packed_.assign(64, kPoison);
+  }
+
+  void TearDown() override {
+    MPI_Type_free(&vector_);
+    MPI_Comm_free(&comm_);
+  }
+
+  // The call returned `rc`; it must be an error of `expected` class, reported the way the
+  // communicator's handling says.
+  void expect_error(int rc, int expected) {
+    int rc_class = MPI_SUCCESS;
+    MPI_Error_class(rc, &rc_class);
+    EXPECT_EQ(rc_class, expected) << "returned " << class_name(rc_class) << ", want " << class_name(expected);
+    if (GetParam() == Handling::kCustomHandler) {
+      EXPECT_EQ(handler_calls, 1) << "the communicator's error handler must run once";
+      EXPECT_EQ(handler_class, expected) << "handler got " << class_name(handler_class);
+    }
+    handler_calls = 0;
+    handler_class = MPI_SUCCESS;
+  }
+
+  // No byte of the packed buffer from `first` on was written.
+  void expect_untouched_from(size_t first) {
+    for (size_t i = first; i < packed_.size(); ++i)
+      ASSERT_EQ(packed_[i], kPoison) << "packed byte " << i << " was written";
+  }
+
+  int pack(const void* typed, int count, MPI_Datatype datatype, int outsize, int* position) {
+    return MPI_Pack(typed, count, datatype, packed_.data(), outsize, position, comm_);
+  }
+  int unpack(int insize, int* position, void* typed, int count, MPI_Datatype datatype) {
+    return MPI_Unpack(packed_.data(), insize, position, typed, count, datatype, comm_);
+  }
+
+  static constexpr unsigned char kPoison = 0xA5;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Datatype vector_ = MPI_DATATYPE_NULL;
+  std::vector<int> typed_;
+  std::vector<unsigned char> packed_;
+};
+
+TEST_P(PackErrors, ValidCallsSucceed) {
+  int position = 0;
+  ASSERT_EQ(pack(typed_.data(), 2, vector_, 64, &position), MPI_SUCCESS);
+  EXPECT_EQ(position, 32);
+  position = 0;
+  ASSERT_EQ(unpack(64, &position, typed_.data(), 2, vector_), MPI_SUCCESS);
+  EXPECT_EQ(position, 32);
+  int size = 0;
+  ASSERT_EQ(MPI_Pack_size(2, vector_, comm_, &size), MPI_SUCCESS);
+  EXPECT_GE(size, 32);
+  EXPECT_EQ(handler_calls, 0);
+}
+
+TEST_P(PackErrors, NullDatatype) {
+  int position = 0, size = 0;
+  expect_error(pack(typed_.data(), 1, MPI_DATATYPE_NULL, 64, &position), MPI_ERR_TYPE);
+  expect_error(unpack(64, &position, typed_.data(), 1, MPI_DATATYPE_NULL), MPI_ERR_TYPE);
+  expect_error(MPI_Pack_size(1, MPI_DATATYPE_NULL, comm_, &size), MPI_ERR_TYPE);
+  expect_untouched_from(0);
+}
+
+TEST_P(PackErrors, UncommittedDatatype) {
+  MPI_Datatype uncommitted;
+  MPI_Type_contiguous(3, MPI_INT, &uncommitted);
+  int position = 0;
+  expect_error(pack(typed_.data(), 1, uncommitted, 64, &position), MPI_ERR_TYPE);
+  expect_error(unpack(64, &position, typed_.data(), 1, uncommitted), MPI_ERR_TYPE);
+  EXPECT_EQ(position, 0);
+  expect_untouched_from(0);
+  MPI_Type_free(&uncommitted);
+}
+
+TEST_P(PackErrors, FreedDatatype) {
+  MPI_Datatype datatype;
+  MPI_Type_contiguous(3, MPI_INT, &datatype);
+  MPI_Type_commit(&datatype);
+  const MPI_Datatype stale = datatype;  // a copy of the handle outlives the type
+  MPI_Type_free(&datatype);
+  int position = 0, size = 0;
+  expect_error(pack(typed_.data(), 1, stale, 64, &position), MPI_ERR_TYPE);
+  expect_error(unpack(64, &position, typed_.data(), 1, stale), MPI_ERR_TYPE);
+  expect_error(MPI_Pack_size(1, stale, comm_, &size), MPI_ERR_TYPE);
+  expect_untouched_from(0);
+}
+
+TEST_P(PackErrors, NegativeCount) {
+  int position = 0, size = 0;
+  expect_error(pack(typed_.data(), -1, vector_, 64, &position), MPI_ERR_COUNT);
+  expect_error(unpack(64, &position, typed_.data(), -1, vector_), MPI_ERR_COUNT);
+  expect_error(MPI_Pack_size(-1, vector_, comm_, &size), MPI_ERR_COUNT);
+  expect_untouched_from(0);
+}
+
+TEST_P(PackErrors, OutputTooSmall) {
+  int position = 0;
+  expect_error(pack(typed_.data(), 2, vector_, 31, &position), MPI_ERR_TRUNCATE);
+  expect_untouched_from(31);
+  position = 20;  // room for 11 bytes from here
+  expect_error(pack(typed_.data(), 1, vector_, 31, &position), MPI_ERR_TRUNCATE);
+  expect_untouched_from(31);
+}
+
+TEST_P(PackErrors, InputTooSmallOnUnpack) {
+  std::vector<int> before = typed_;
+  int position = 0;
+  expect_error(unpack(15, &position, typed_.data(), 1, vector_), MPI_ERR_TRUNCATE);
+  position = 8;
+  expect_error(unpack(20, &position, typed_.data(), 1, vector_), MPI_ERR_TRUNCATE);
+  EXPECT_EQ(typed_, before) << "a truncated unpack wrote to the typed buffer";
+}
+
+TEST_P(PackErrors, NullBufferWithData) {
+  int position = 0;
+  expect_error(pack(nullptr, 1, vector_, 64, &position), MPI_ERR_BUFFER);
+  expect_untouched_from(0);
+  expect_error(MPI_Pack(typed_.data(), 1, vector_, nullptr, 64, &position, comm_), MPI_ERR_BUFFER);
+  expect_error(unpack(64, &position, nullptr, 1, vector_), MPI_ERR_BUFFER);
+  expect_error(MPI_Unpack(nullptr, 64, &position, typed_.data(), 1, vector_, comm_), MPI_ERR_BUFFER);
+}
+
+TEST_P(PackErrors, InvalidPosition) {
+  int position = -1;
+  expect_error(pack(typed_.data(), 1, vector_, 64, &position), MPI_ERR_ARG);
+  position = 65;
+  expect_error(pack(typed_.data(), 1, vector_, 64, &position), MPI_ERR_ARG);
+  expect_untouched_from(0);
+  position = -1;
+  expect_error(unpack(64, &position, typed_.data(), 1, vector_), MPI_ERR_ARG);
+  position = 65;
+  expect_error(unpack(64, &position, typed_.data(), 1, vector_), MPI_ERR_ARG);
+}
+
+INSTANTIATE_TEST_SUITE_P(Handlings, PackErrors,
+                         testing::Values(Handling::kErrorsReturn, Handling::kCustomHandler),
+                         [](const testing::TestParamInfo<Handling>& info) {
+                           return info.param == Handling::kErrorsReturn ? "ErrorsReturn" : "CustomHandler";
+                         });
+
+// The window API returns statuses and raises nothing.
+class WindowErrors : public testing::Test {
+ protected:
+  void SetUp() override {
+    MPI_Type_vector(4, 1, 2, MPI_INT, &vector_);  // 16 packed bytes per element
+    MPI_Type_commit(&vector_);
+    typed_.assign(16, 7);
+    packed_.assign(64, 0xA5);
+  }
+  void TearDown() override { MPI_Type_free(&vector_); }
+
+  void expect_rejected(MPI_Datatype datatype, MPI_Count count, MPI_Count offset, MPI_Count length,
+                       const void* typed, void* packed) {
+    const std::vector<unsigned char> packed_before = packed_;
+    const std::vector<int> typed_before = typed_;
+    const gddt_status_t pack_status = gddt_pack_window(datatype, count, typed, packed, offset, length, nullptr);
+    EXPECT_LT(pack_status, 0) << "gddt_pack_window gave " << gddt_status_string(pack_status);
+    EXPECT_EQ(packed_, packed_before) << "a rejected pack window wrote";
+    const gddt_status_t unpack_status =
+        gddt_unpack_window(datatype, count, const_cast<void*>(typed), packed, offset, length, nullptr);
+    EXPECT_LT(unpack_status, 0) << "gddt_unpack_window gave " << gddt_status_string(unpack_status);
+    EXPECT_EQ(typed_, typed_before) << "a rejected unpack window wrote";
+  }
+
+  MPI_Datatype vector_ = MPI_DATATYPE_NULL;
+  std::vector<int> typed_;
+  std::vector<unsigned char> packed_;
+};
+
+TEST_F(WindowErrors, ValidWindowSucceeds) {
+  EXPECT_EQ(gddt_pack_window(vector_, 2, typed_.data(), packed_.data(), 4, 20, nullptr), GDDT_OK);
+  EXPECT_EQ(gddt_unpack_window(vector_, 2, typed_.data(), packed_.data(), 4, 20, nullptr), GDDT_OK);
+}
+
+TEST_F(WindowErrors, NegativeOffset) { expect_rejected(vector_, 2, -1, 4, typed_.data(), packed_.data()); }
+
+TEST_F(WindowErrors, NegativeLength) { expect_rejected(vector_, 2, 0, -4, typed_.data(), packed_.data()); }
+
+TEST_F(WindowErrors, PastTheStream) {
+  expect_rejected(vector_, 2, 30, 4, typed_.data(), packed_.data());
+  expect_rejected(vector_, 2, 33, 0, typed_.data(), packed_.data());
+}
+
+TEST_F(WindowErrors, NegativeCount) { expect_rejected(vector_, -1, 0, 0, typed_.data(), packed_.data()); }
+
+TEST_F(WindowErrors, BadDatatypes) {
+  expect_rejected(MPI_DATATYPE_NULL, 1, 0, 4, typed_.data(), packed_.data());
+  MPI_Datatype uncommitted;
+  MPI_Type_contiguous(2, MPI_INT, &uncommitted);
+  expect_rejected(uncommitted, 1, 0, 4, typed_.data(), packed_.data());
+  MPI_Type_free(&uncommitted);
+}
+
+TEST_F(WindowErrors, NullBuffers) {
+  expect_rejected(vector_, 2, 0, 8, nullptr, packed_.data());
+  expect_rejected(vector_, 2, 0, 8, typed_.data(), nullptr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  testing::InitGoogleTest(&argc, argv);
+  const int failed = RUN_ALL_TESTS();
+  MPI_Finalize();
+  return failed;
+}

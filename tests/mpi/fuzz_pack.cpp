@@ -1,0 +1,618 @@
+// gddt-fuzz-pack: random nested datatypes packed and unpacked by gddt (MPI_Pack, MPI_Unpack,
+// MPI_Pack_size as interposed, and gddt_pack_window/gddt_unpack_window) and compared byte for
+// byte with the MPI library's own engine (PMPI_*) and with the fuzzer's own expansion of the
+// typemap. Run with GDDT_PACK_HOST=gddt so host buffers go through gddt too.
+//
+// Verdicts: gddt equal to the reference passes. Where they differ, the fuzzer's expectations
+// decide: gddt equal to one is a reference fault (reported, not a failure), otherwise gddt
+// fails. Where a reference is known to misbehave, the expectations replace it (reported).
+// Nothing is skipped silently: every note is printed with its first case and counted.
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fuzz_random.hpp"
+#include "fuzz_reference.hpp"
+#include "fuzz_type_tree.hpp"
+#include "fuzz_typemap.hpp"
+#include "gddt/gddt_mpi.h"
+#include "test_memory.hpp"
+
+namespace gddt_test::fuzz {
+namespace {
+
+using Bytes = std::vector<unsigned char>;
+
+constexpr int kMaxDetailedFailures = 20;
+constexpr int kExitSkipped = 77;  // CTest's SKIP_RETURN_CODE for this test
+// Generated types span at most 256 KiB per element; bounds far beyond are a reference fault.
+constexpr std::int64_t kMaxReferenceSpan = 64 << 20;
+
+struct Options {
+  std::int64_t types = 10000;
+  std::uint64_t seed = 0;
+  bool seed_given = false;
+  std::int64_t only = -1;
+  MemoryKind memory = MemoryKind::kHost;
+  bool quiet = false;
+  bool verbose = false;
+};
+
+void print_usage() {
+  std::printf(
+      "usage: gddt-fuzz-pack [--types N] [--seed S] [--only I] "
+      "[--memory host|device|managed|pinned] [--quiet] [--verbose]\n"
+      "  --types N   number of random datatypes (default 10000), spread over the ranks\n"
+      "  --seed S    seed of the run (default: random, printed)\n"
+      "  --only I    test type I of the run only (every rank tests it)\n"
+      "  --memory K  where gddt's typed and packed buffers live (default host)\n"
+      "  --quiet     print only failures and the summary\n"
+      "  --verbose   print each type before testing it (to find one that crashes)\n");
+}
+
+bool parse_options(int argc, char** argv, Options* options) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
+    char* end = nullptr;
+    if (flag == "--quiet" || flag == "--verbose") {
+      (flag == "--quiet" ? options->quiet : options->verbose) = true;
+      continue;
+    }
+    if (value == nullptr) return false;
+    ++i;
+    if (flag == "--types") {
+      options->types = std::strtoll(value, &end, 10);
+    } else if (flag == "--seed") {
+      options->seed = std::strtoull(value, &end, 0);
+      options->seed_given = true;
+    } else if (flag == "--only") {
+      options->only = std::strtoll(value, &end, 10);
+    } else if (flag == "--memory") {
+      if (!parse_memory_kind(value, &options->memory)) return false;
+      continue;
+    } else {
+      return false;
+    }
+    if (end == value || *end != '\0') return false;
+  }
+  return options->types >= 0;
+}
+
+// Counts of noteworthy events (reference faults, references not used), each printed with its
+// first case when first seen and counted in the summary: nothing is skipped silently.
+class Notes {
+ public:
+  explicit Notes(bool quiet) : quiet_(quiet) {}
+
+  void add(const std::string& kind, const std::string& first_case) {
+    if (counts_[kind]++ == 0 && !quiet_)
+      std::printf("fuzz: note: %s (further cases only counted)\n      first: %s\n", kind.c_str(),
+                  first_case.c_str());
+  }
+
+  void print_summary(const std::string& prefix) const {
+    for (const auto& [kind, count] : counts_)
+      std::printf("%s%s: %" PRId64 "\n", prefix.c_str(), kind.c_str(), count);
+  }
+
+ private:
+  bool quiet_;
+  std::map<std::string, std::int64_t> counts_;
+};
+
+// What one way of packing or unpacking produced: the whole output buffer and the final
+// position (or, for windows, the end of the stream), or the error it returned.
+struct Result {
+  bool ok = true;
+  std::string error;
+  Bytes bytes;
+  std::int64_t end = 0;
+};
+
+bool same(const Result& a, const Result& b) { return a.ok && b.ok && a.end == b.end && a.bytes == b.bytes; }
+
+std::string first_difference(const Result& actual, const Result& wanted, std::int64_t origin) {
+  char text[160];
+  if (!actual.ok) return "returned " + actual.error;
+  if (actual.end != wanted.end) {
+    std::snprintf(text, sizeof text, "ends at %" PRId64 ", want %" PRId64, actual.end, wanted.end);
+    return text;
+  }
+  for (size_t i = 0; i < actual.bytes.size(); ++i) {
+    if (actual.bytes[i] != wanted.bytes[i]) {
+      std::snprintf(text, sizeof text, "byte %" PRId64 " is 0x%02x, want 0x%02x",
+                    static_cast<std::int64_t>(i) - origin, actual.bytes[i], wanted.bytes[i]);
+      return text;
+    }
+  }
+  return "no difference";
+}
+
+std::string mpi_error_text(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  return std::string(text, static_cast<size_t>(length));
+}
+
+void fill_random(Rng* rng, Bytes* bytes) {
+  for (size_t i = 0; i < bytes->size(); i += 8) {
+    const std::uint64_t word = rng->next();
+    std::memcpy(bytes->data() + i, &word, std::min<size_t>(8, bytes->size() - i));
+  }
+}
+
+// Splits [0, total) into 1-5 windows (some possibly empty), in a random order.
+std::vector<std::pair<std::int64_t, std::int64_t>> random_windows(Rng* rng, std::int64_t total) {
+  std::vector<std::int64_t> cuts = {0, total};
+  const int extra_cuts = static_cast<int>(rng->between(0, 4));
+  for (int i = 0; i < extra_cuts; ++i) cuts.push_back(rng->between(0, total));
+  std::sort(cuts.begin(), cuts.end());
+  std::vector<std::pair<std::int64_t, std::int64_t>> windows;
+  for (size_t i = 1; i < cuts.size(); ++i) windows.emplace_back(cuts[i - 1], cuts[i] - cuts[i - 1]);
+  for (size_t i = windows.size(); i > 1; --i)
+    std::swap(windows[i - 1], windows[static_cast<size_t>(rng->between(0, static_cast<std::int64_t>(i) - 1))]);
+  return windows;
+}
+
+// Splits `count` elements into 1-3 consecutive pieces, one MPI call each.
+std::vector<int> random_pieces(Rng* rng, int count) {
+  std::vector<int> pieces;
+  int left = count;
+  while (left > 0 && pieces.size() < 2 && rng->one_in(2)) {
+    const int piece = static_cast<int>(rng->between(0, left));
+    pieces.push_back(piece);
+    left -= piece;
+  }
+  pieces.push_back(left);
+  return pieces;
+}
+
+struct RunContext {
+  Options options;
+  MpiLibrary library = MpiLibrary::kOther;
+  int rank = 0;
+  int ranks = 1;
+  Notes* notes = nullptr;
+  int detailed_failures = 0;
+};
+
+// One random datatype through every check.
+//
+// Two expectations: the standard's typemap, and the same layout with every derived node's
+// bounds as the library reports them (where a library's bounds deviate from the standard,
+// it defines the type its users see). gddt matching either one, or the reference, is right.
+class TypeTest {
+ public:
+  TypeTest(RunContext* run, std::int64_t index)
+      : run_(*run), index_(index), rng_(type_seed(run->options.seed, static_cast<std::uint64_t>(index))) {}
+
+  // True when gddt passed every check (reference faults do not count against it).
+  bool run() {
+    // Without --only, rank r tests the types whose index is r modulo the ranks, so with
+    // --only the rank that tested a type before builds its darrays for the same rank again.
+    node_ = random_type(&rng_, TypeLimits{}, run_.rank);
+    description_ = describe(node_);
+    count_ = static_cast<int>(rng_.between(0, 4));
+    if (run_.options.verbose) {
+      std::printf("fuzz: rank %d type %" PRId64 " count %d: %s\n", run_.rank, index_, count_, description_.c_str());
+      std::fflush(stdout);
+    }
+    const std::uint64_t commit_mask = rng_.next();
+    LibraryBoundsMap library_bounds;
+    MPI_Datatype datatype;
+    int rc = build_datatype(node_, commit_mask, &datatype, &library_bounds);
+    if (rc == MPI_SUCCESS) rc = MPI_Type_commit(&datatype);
+    if (rc != MPI_SUCCESS) {
+      fail("building the datatype", "MPI returned " + mpi_error_text(rc));
+      return false;
+    }
+    datatype_ = datatype;
+
+    const PaddingRule padding = padding_rule(run_.library);
+    expand_typemap(node_, padding, TypeLimits{}.max_runs, &standard_);
+    expand_typemap(node_, padding, TypeLimits{}.max_runs, &library_, &library_bounds);
+    expectations_ = {&standard_};
+    if (const char* why = reference_unusable(run_.library, node_)) {
+      note(std::string("reference not used: ") + why, description_);
+      reference_usable_ = false;
+    }
+    compare_library_bounds();
+    choose_layout();
+    if (run_.options.verbose) {
+      for (const Typemap* map : {&standard_, &library_})
+        std::printf("      %s: lb %" PRId64 " extent %" PRId64 " true lb %" PRId64 " true ub %" PRId64
+                    " size %" PRId64 "\n", map == &standard_ ? "standard" : "library's bounds", map->lb,
+                    map->extent(), map->true_lb(), map->true_ub(), map->size);
+      std::printf("      buffer bytes [%" PRId64 ", %" PRId64 ")\n", low_, high_);
+      std::fflush(stdout);
+    }
+    check_pack();
+    check_unpack();
+    MPI_Type_free(&datatype);
+    return !failed_;
+  }
+
+ private:
+  static std::int64_t span(const Typemap& map) {
+    return std::max(map.ub, map.true_ub()) - std::min(map.lb, map.true_lb());
+  }
+
+  static bool same_layout(const Typemap& a, const Typemap& b) {
+    return a.lb == b.lb && a.ub == b.ub && a.runs.size() == b.runs.size() &&
+           std::equal(a.runs.begin(), a.runs.end(), b.runs.begin(), [](const ByteRun& x, const ByteRun& y) {
+             return x.displacement == y.displacement && x.length == y.length;
+           });
+  }
+
+  // Adds the library-bounds expectation where it differs from the standard's and the
+  // library is not known to get this type wrong.
+  void compare_library_bounds() {
+    if (same_layout(library_, standard_)) return;
+    char text[200];
+    std::snprintf(text, sizeof text, "lb %" PRId64 " extent %" PRId64 " (the standard's: lb %" PRId64 " extent %" PRId64 ")",
+                  library_.lb, library_.extent(), standard_.lb, standard_.extent());
+    bounds_disagreement_ = text;
+    if (!reference_usable_) return;
+    if (span(library_) > kMaxReferenceSpan) {
+      note("reference fault: implausible bounds, reference not used", description_ + ": " + text);
+      reference_usable_ = false;
+      return;
+    }
+    note("the library's bounds differ from the standard's", description_ + ": " + text);
+    expectations_.push_back(&library_);
+  }
+
+  // Where element 0 starts in the typed buffer and how large the buffers are: large enough
+  // for every expectation's bounds.
+  void choose_layout() {
+    const Typemap& user_view = *expectations_.back();  // the extent MPI_Type_get_extent gives
+    extent_ = user_view.extent();
+    low_ = high_ = 0;
+    // The library's bounds even where they are not an expectation: gddt may follow them, and
+    // what it then writes must land in the buffer to be seen.
+    std::vector<const Typemap*> maps = expectations_;
+    if (span(library_) <= kMaxReferenceSpan) maps.push_back(&library_);
+    for (const Typemap* map : maps) {
+      const std::int64_t repeat = std::max(count_ - 1, 0) * map->extent();
+      const std::int64_t low = std::min(map->lb, map->true_lb()), high = std::max(map->ub, map->true_ub());
+      low_ = std::min({low_, low, low + repeat});
+      high_ = std::max({high_, high, high + repeat});
+    }
+    const std::int64_t bytes = high_ - low_;
+    const std::int64_t margin = std::min<std::int64_t>(bytes, 4096) + 64;
+    origin_ = margin - low_;
+    typed_bytes_ = static_cast<size_t>(bytes + 2 * margin);
+    start_position_ = rng_.between(0, 1) ? 0 : rng_.between(1, 16);
+    stream_bytes_ = count_ * standard_.size;
+    packed_bytes_ = static_cast<size_t>(start_position_ + stream_bytes_ + 64);
+  }
+
+  // Consecutive MPI calls at a running position, each for some of the elements; one call
+  // where the expectations disagree on the extent to step by.
+  std::vector<int> call_pieces() {
+    return expectations_.size() == 1 ? random_pieces(&rng_, count_) : std::vector<int>{count_};
+  }
+
+  void check_pack() {
+    Bytes source(typed_bytes_), poison(packed_bytes_);
+    fill_random(&rng_, &source);
+    fill_random(&rng_, &poison);
+    const unsigned char* source_origin = source.data() + origin_;
+
+    std::vector<Result> expected;
+    for (const Typemap* map : expected_maps()) {
+      expected.push_back({true, "", poison, start_position_ + stream_bytes_});
+      model_pack(*map, count_, source_origin, expected.back().bytes.data() + start_position_);
+    }
+
+    Result reference;
+    if (reference_usable_) {
+      reference.bytes = poison;
+      int position = static_cast<int>(start_position_);
+      const int rc = PMPI_Pack(source_origin, count_, datatype_, reference.bytes.data(),
+                               static_cast<int>(packed_bytes_), &position, MPI_COMM_WORLD);
+      reference.ok = rc == MPI_SUCCESS;
+      reference.error = reference.ok ? "" : mpi_error_text(rc);
+      reference.end = position;
+    }
+    const Result* reference_used = reference_usable_ ? &reference : nullptr;
+
+    TestBuffer typed(run_.options.memory, typed_bytes_), packed(run_.options.memory, packed_bytes_);
+    typed.upload(source.data(), typed_bytes_);
+
+    packed.upload(poison.data(), packed_bytes_);
+    Result by_calls;
+    int position = static_cast<int>(start_position_);
+    int done = 0;
+    for (int piece : call_pieces()) {
+      const int rc = MPI_Pack(typed.data() + origin_ + done * extent_, piece, datatype_, packed.data(),
+                              static_cast<int>(packed_bytes_), &position, MPI_COMM_WORLD);
+      if (rc != MPI_SUCCESS) {
+        by_calls.ok = false;
+        by_calls.error = mpi_error_text(rc);
+        break;
+      }
+      done += piece;
+    }
+    by_calls.end = position;
+    by_calls.bytes.resize(packed_bytes_);
+    packed.download(by_calls.bytes.data(), packed_bytes_);
+    judge("MPI_Pack", by_calls, "PMPI_Pack", reference_used, expected, start_position_);
+
+    Bytes typed_after(typed_bytes_);
+    typed.download(typed_after.data(), typed_bytes_);
+    if (typed_after != source) fail("MPI_Pack", "modified its input buffer");
+
+    int pack_size = 0;
+    const int rc = MPI_Pack_size(count_, datatype_, MPI_COMM_WORLD, &pack_size);
+    if (rc != MPI_SUCCESS) {
+      fail("MPI_Pack_size", "returned " + mpi_error_text(rc));
+    } else if (pack_size < stream_bytes_) {
+      fail("MPI_Pack_size", std::to_string(pack_size) + ", less than the " +
+                                std::to_string(stream_bytes_) + " bytes packed");
+    }
+
+    // gddt_pack_window over a random split of the stream, windows in random order.
+    packed.upload(poison.data(), packed_bytes_);
+    Result by_windows{true, "", {}, start_position_ + stream_bytes_};
+    for (const auto& [offset, length] : random_windows(&rng_, stream_bytes_)) {
+      const gddt_status_t status = gddt_pack_window(datatype_, count_, typed.data() + origin_,
+                                                    packed.data() + start_position_ + offset, offset, length, nullptr);
+      if (status != GDDT_OK) {
+        by_windows.ok = false;
+        by_windows.error = gddt_status_string(status);
+        break;
+      }
+    }
+    by_windows.bytes.resize(packed_bytes_);
+    packed.download(by_windows.bytes.data(), packed_bytes_);
+    judge("gddt_pack_window", by_windows, "PMPI_Pack", reference_used, expected, start_position_);
+  }
+
+  void check_unpack() {
+    // A random stream tests that every byte lands in its place; where data bytes overlap the
+    // order of writes would decide, so the stream is then the packed image of one buffer,
+    // which puts the same value at an address whatever the order.
+    Bytes stream_source(typed_bytes_), poison(typed_bytes_), packed_in(packed_bytes_);
+    fill_random(&rng_, &stream_source);
+    fill_random(&rng_, &poison);
+    fill_random(&rng_, &packed_in);
+    if (expectations_.size() > 1 || overlaps(standard_, count_)) {
+      model_pack(*expectations_.back(), count_, stream_source.data() + origin_,
+                 packed_in.data() + start_position_);
+    }
+    const std::int64_t insize = start_position_ + stream_bytes_;
+
+    std::vector<Result> expected;
+    for (const Typemap* map : expected_maps()) {
+      expected.push_back({true, "", poison, insize});
+      model_unpack(*map, count_, packed_in.data() + start_position_, expected.back().bytes.data() + origin_);
+    }
+
+    Result reference;
+    const char* unpack_quirk = reference_unpack_unusable(run_.library, standard_);
+    if (reference_usable_ && unpack_quirk) note(std::string("reference not used: ") + unpack_quirk, description_);
+    const bool use_reference = reference_usable_ && unpack_quirk == nullptr;
+    if (use_reference) {
+      reference.bytes = poison;
+      int position = static_cast<int>(start_position_);
+      const int rc = PMPI_Unpack(packed_in.data(), static_cast<int>(insize), &position,
+                                 reference.bytes.data() + origin_, count_, datatype_, MPI_COMM_WORLD);
+      reference.ok = rc == MPI_SUCCESS;
+      reference.error = reference.ok ? "" : mpi_error_text(rc);
+      reference.end = position;
+    }
+    const Result* reference_used = use_reference ? &reference : nullptr;
+
+    TestBuffer typed(run_.options.memory, typed_bytes_), packed(run_.options.memory, packed_bytes_);
+    packed.upload(packed_in.data(), packed_bytes_);
+
+    typed.upload(poison.data(), typed_bytes_);
+    Result by_calls;
+    int position = static_cast<int>(start_position_);
+    int done = 0;
+    for (int piece : call_pieces()) {
+      const int rc = MPI_Unpack(packed.data(), static_cast<int>(insize), &position,
+                                typed.data() + origin_ + done * extent_, piece, datatype_, MPI_COMM_WORLD);
+      if (rc != MPI_SUCCESS) {
+        by_calls.ok = false;
+        by_calls.error = mpi_error_text(rc);
+        break;
+      }
+      done += piece;
+    }
+    by_calls.end = position;
+    by_calls.bytes.resize(typed_bytes_);
+    typed.download(by_calls.bytes.data(), typed_bytes_);
+    judge("MPI_Unpack", by_calls, "PMPI_Unpack", reference_used, expected, origin_);
+
+    Bytes packed_after(packed_bytes_);
+    packed.download(packed_after.data(), packed_bytes_);
+    if (packed_after != packed_in) fail("MPI_Unpack", "modified its input buffer");
+
+    typed.upload(poison.data(), typed_bytes_);
+    Result by_windows{true, "", {}, insize};
+    for (const auto& [offset, length] : random_windows(&rng_, stream_bytes_)) {
+      const gddt_status_t status = gddt_unpack_window(datatype_, count_, typed.data() + origin_,
+                                                      packed.data() + start_position_ + offset, offset, length, nullptr);
+      if (status != GDDT_OK) {
+        by_windows.ok = false;
+        by_windows.error = gddt_status_string(status);
+        break;
+      }
+    }
+    by_windows.bytes.resize(typed_bytes_);
+    typed.download(by_windows.bytes.data(), typed_bytes_);
+    judge("gddt_unpack_window", by_windows, "PMPI_Unpack", reference_used, expected, origin_);
+  }
+
+  // The expectations, then (for diagnosis only) the layout with the library's bounds where
+  // that is not an expectation because the library is known to get this type wrong.
+  std::vector<const Typemap*> expected_maps() const {
+    std::vector<const Typemap*> maps = expectations_;
+    if (!reference_usable_ && !bounds_disagreement_.empty() && span(library_) <= kMaxReferenceSpan)
+      maps.push_back(&library_);
+    return maps;
+  }
+
+  // gddt against the reference; where they differ, the expectations decide who is wrong.
+  // `expected` is what expected_maps() gives.
+  void judge(const std::string& what, const Result& gddt, const char* reference_name,
+             const Result* reference, const std::vector<Result>& expected, std::int64_t origin) {
+    const auto verdict_end = expected.begin() + static_cast<std::ptrdiff_t>(expectations_.size());
+    auto expected_by_one = [&](const Result& result) {
+      return std::any_of(expected.begin(), verdict_end, [&](const Result& e) { return same(result, e); });
+    };
+    if (reference != nullptr && same(gddt, *reference)) {
+      if (!expected_by_one(*reference))
+        note("expectation differs from both the reference and gddt in " + what +
+                 " (a gap in the fuzzer's model)",
+             description_ + ": " + first_difference(expected[0], *reference, origin));
+      return;
+    }
+    if (expected_by_one(gddt)) {
+      if (reference != nullptr) {
+        const char* explanation = reference_fault_explanation(run_.library, node_);
+        note(std::string("reference fault: ") + reference_name + " differs from the typemap" +
+                 (explanation ? std::string(" (") + explanation + ")" : std::string()),
+             description_ + ": " + first_difference(*reference, expected.back(), origin));
+      }
+      return;
+    }
+    std::string detail = first_difference(gddt, expected[0], origin) + " (standard typemap)";
+    if (expected.size() > 1) {
+      detail += "; " + (same(gddt, expected[1]) ? "equal to the layout" : first_difference(gddt, expected[1], origin)) +
+                " (with the library's bounds" + (expectations_.size() > 1 ? ")" : ", wrong for this type)");
+    }
+    if (reference != nullptr) detail += "; " + first_difference(gddt, *reference, origin) + " (reference)";
+    fail(what, detail);
+  }
+
+  // Counted once per type and kind.
+  void note(const std::string& kind, const std::string& first_case) {
+    if (noted_.insert(kind).second)
+      run_.notes->add(kind, "type " + std::to_string(index_) + " count " + std::to_string(count_) + ": " + first_case);
+  }
+
+  void fail(const std::string& what, const std::string& detail) {
+    failed_ = true;
+    if (run_.detailed_failures++ < kMaxDetailedFailures) {
+      std::printf(
+          "fuzz: FAIL %s: %s\n"
+          "      seed %" PRIu64 " type %" PRId64 " rank %d of %d, count %d, memory %s\n"
+          "      type: %s\n%s%s%s"
+          "      reproduce: mpiexec -n %d gddt-fuzz-pack --seed %" PRIu64 " --only %" PRId64 " --memory %s\n",
+          what.c_str(), detail.c_str(), run_.options.seed, index_, run_.rank, run_.ranks, count_,
+          memory_kind_name(run_.options.memory), description_.c_str(),
+          bounds_disagreement_.empty() ? "" : "      the library's bounds: ", bounds_disagreement_.c_str(),
+          bounds_disagreement_.empty() ? "" : "\n", run_.ranks, run_.options.seed, index_,
+          memory_kind_name(run_.options.memory));
+      std::fflush(stdout);
+    }
+  }
+
+  RunContext& run_;
+  std::int64_t index_;
+  Rng rng_;
+  TypeNode node_;
+  Typemap standard_;
+  Typemap library_;
+  std::vector<const Typemap*> expectations_;  // standard_, then library_ where it differs
+  std::string description_;
+  int count_ = 0;
+  MPI_Datatype datatype_ = MPI_DATATYPE_NULL;
+  bool reference_usable_ = true;
+  bool failed_ = false;
+  std::set<std::string> noted_;
+  std::string bounds_disagreement_;  // the library's bounds against the standard's, if they differ
+  std::int64_t extent_ = 0;          // what element i is offset by in the piecewise calls
+  std::int64_t low_ = 0;             // lowest and highest byte any element may touch, from origin
+  std::int64_t high_ = 0;
+  std::int64_t origin_ = 0;
+  size_t typed_bytes_ = 0;
+  size_t packed_bytes_ = 0;
+  std::int64_t start_position_ = 0;
+  std::int64_t stream_bytes_ = 0;
+};
+
+std::uint64_t agreed_seed(const Options& options) {
+  std::uint64_t seed = options.seed_given
+                           ? options.seed
+                           : static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  return seed;
+}
+
+int run(int argc, char** argv) {
+  RunContext context;
+  MPI_Comm_rank(MPI_COMM_WORLD, &context.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &context.ranks);
+  if (!parse_options(argc, argv, &context.options)) {
+    if (context.rank == 0) print_usage();
+    return 2;
+  }
+  Options& options = context.options;
+  std::string why;
+  if (!memory_kind_available(options.memory, &why)) {
+    if (context.rank == 0) std::printf("fuzz: skipped: %s\n", why.c_str());
+    return kExitSkipped;
+  }
+  options.seed = agreed_seed(options);
+  std::string version;
+  context.library = detect_mpi_library(&version);
+  Notes notes(options.quiet);
+  context.notes = &notes;
+  if (context.rank == 0)
+    std::printf("fuzz: seed %" PRIu64 ", %" PRId64 " types, %d ranks, memory %s, MPI %s, gddt %s\n",
+                options.seed, options.only >= 0 ? 1 : options.types, context.ranks,
+                memory_kind_name(options.memory), version.c_str(), gddt_version_string());
+  std::fflush(stdout);
+
+  std::int64_t passed = 0, failed = 0;
+  const std::int64_t first = options.only >= 0 ? options.only : context.rank;
+  const std::int64_t last = options.only >= 0 ? options.only + 1 : options.types;
+  const std::int64_t step = options.only >= 0 ? 1 : context.ranks;
+  for (std::int64_t index = first; index < last; index += step) {
+    TypeTest test(&context, index);
+    (test.run() ? passed : failed)++;
+    if (!options.quiet && context.rank == 0 && (passed + failed) % 1000 == 0) {
+      std::printf("fuzz: %" PRId64 " types tested on rank 0\n", passed + failed);
+      std::fflush(stdout);
+    }
+  }
+
+  notes.print_summary(context.ranks > 1 ? "fuzz: rank " + std::to_string(context.rank) + ": " : "fuzz: ");
+  std::fflush(stdout);
+  std::int64_t local[2] = {passed, failed}, total[2] = {0, 0};
+  MPI_Reduce(local, total, 2, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (context.rank == 0) {
+    if (total[1] > 0) std::printf("fuzz: failures reproduce with --seed %" PRIu64 "\n", options.seed);
+    std::printf("fuzz: %" PRId64 " passed, %" PRId64 " failed\n", total[0], total[1]);
+  }
+  std::fflush(stdout);
+  std::int64_t any_failed = 0;
+  MPI_Allreduce(&failed, &any_failed, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  return any_failed == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace gddt_test::fuzz
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  const int rc = gddt_test::fuzz::run(argc, argv);
+  MPI_Finalize();
+  return rc;
+}

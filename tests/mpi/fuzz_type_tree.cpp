@@ -1,0 +1,224 @@
+#include "fuzz_type_tree.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "fuzz_named_types.hpp"
+
+namespace gddt_test::fuzz {
+namespace {
+
+std::vector<MPI_Aint> to_aints(const std::vector<std::int64_t>& values) {
+  return std::vector<MPI_Aint>(values.begin(), values.end());
+}
+
+std::vector<int> to_ints(const std::vector<std::int64_t>& values) {
+  return std::vector<int>(values.begin(), values.end());
+}
+
+int call_constructor(const TypeNode& node, const std::vector<MPI_Datatype>& children,
+                     MPI_Datatype* out) {
+  const int blocks = static_cast<int>(node.displacements.size());
+  const int ndims = static_cast<int>(node.sizes.size());
+  switch (node.constructor) {
+    case Constructor::kNamed:
+      *out = node.named;
+      return MPI_SUCCESS;
+    case Constructor::kContiguous:
+      return MPI_Type_contiguous(node.count, children[0], out);
+    case Constructor::kVector:
+      return MPI_Type_vector(node.count, node.blocklength, static_cast<int>(node.stride),
+                             children[0], out);
+    case Constructor::kHvector:
+      return MPI_Type_create_hvector(node.count, node.blocklength, node.stride, children[0], out);
+    case Constructor::kIndexed: {
+      std::vector<int> displacements = to_ints(node.displacements);
+      return MPI_Type_indexed(blocks, node.blocklengths.data(), displacements.data(), children[0],
+                              out);
+    }
+    case Constructor::kHindexed: {
+      std::vector<MPI_Aint> displacements = to_aints(node.displacements);
+      return MPI_Type_create_hindexed(blocks, node.blocklengths.data(), displacements.data(),
+                                      children[0], out);
+    }
+    case Constructor::kIndexedBlock: {
+      std::vector<int> displacements = to_ints(node.displacements);
+      return MPI_Type_create_indexed_block(blocks, node.blocklength, displacements.data(),
+                                           children[0], out);
+    }
+    case Constructor::kHindexedBlock: {
+      std::vector<MPI_Aint> displacements = to_aints(node.displacements);
+      return MPI_Type_create_hindexed_block(blocks, node.blocklength, displacements.data(),
+                                            children[0], out);
+    }
+    case Constructor::kStruct: {
+      std::vector<MPI_Aint> displacements = to_aints(node.displacements);
+      return MPI_Type_create_struct(blocks, node.blocklengths.data(), displacements.data(),
+                                    children.data(), out);
+    }
+    case Constructor::kSubarray:
+      return MPI_Type_create_subarray(ndims, node.sizes.data(), node.subsizes.data(),
+                                      node.starts.data(), node.order, children[0], out);
+    case Constructor::kDarray: {
+      int grid_size = 1;
+      for (int extent : node.process_grid) grid_size *= extent;
+      return MPI_Type_create_darray(grid_size, node.grid_rank, ndims, node.sizes.data(),
+                                    node.distributions.data(), node.dargs.data(),
+                                    node.process_grid.data(), node.order, children[0], out);
+    }
+    case Constructor::kResized:
+      return MPI_Type_create_resized(children[0], node.resized_lb, node.resized_extent, out);
+    case Constructor::kDup:
+      return MPI_Type_dup(children[0], out);
+  }
+  return MPI_ERR_INTERN;
+}
+
+void free_derived(std::vector<MPI_Datatype>* handles) {
+  for (MPI_Datatype& handle : *handles)
+    if (handle != MPI_DATATYPE_NULL) MPI_Type_free(&handle);
+}
+
+int build(const TypeNode& node, std::uint64_t commit_mask, int* next_bit, MPI_Datatype* out,
+          LibraryBoundsMap* bounds) {
+  *out = MPI_DATATYPE_NULL;
+  if (node.constructor == Constructor::kNamed) return call_constructor(node, {}, out);
+  std::vector<MPI_Datatype> children;   // what the constructor gets
+  std::vector<MPI_Datatype> derived;    // what this call must free
+  for (const TypeNode& child : node.children) {
+    MPI_Datatype handle;
+    int rc = build(child, commit_mask, next_bit, &handle, bounds);
+    if (rc != MPI_SUCCESS) {
+      free_derived(&derived);
+      return rc;
+    }
+    if (child.constructor != Constructor::kNamed) {
+      const int bit = (*next_bit)++ % 64;
+      if (commit_mask >> bit & 1) MPI_Type_commit(&handle);
+      derived.push_back(handle);
+    }
+    children.push_back(handle);
+  }
+  int rc = call_constructor(node, children, out);
+  free_derived(&derived);
+  if (rc == MPI_SUCCESS) {
+    MPI_Aint lb = 0, extent = 0;
+    PMPI_Type_get_extent(*out, &lb, &extent);
+    (*bounds)[&node] = {lb, extent};
+  }
+  return rc;
+}
+
+template <typename T>
+std::string list(const std::vector<T>& values) {
+  std::ostringstream out;
+  out << '[';
+  for (size_t i = 0; i < values.size(); ++i) out << (i ? "," : "") << values[i];
+  out << ']';
+  return out.str();
+}
+
+std::string distribution_name(int distribution, int darg) {
+  std::string name = distribution == MPI_DISTRIBUTE_BLOCK    ? "BLOCK"
+                     : distribution == MPI_DISTRIBUTE_CYCLIC ? "CYCLIC"
+                                                             : "NONE";
+  if (distribution != MPI_DISTRIBUTE_NONE && darg != MPI_DISTRIBUTE_DFLT_DARG)
+    name += "(" + std::to_string(darg) + ")";
+  return name;
+}
+
+}  // namespace
+
+int build_datatype(const TypeNode& node, std::uint64_t commit_mask, MPI_Datatype* datatype,
+                   LibraryBoundsMap* bounds) {
+  int next_bit = 0;
+  return build(node, commit_mask, &next_bit, datatype, bounds);
+}
+
+const char* named_type_name(MPI_Datatype named) { return named_type(named).name; }
+
+std::string describe(const TypeNode& node) {
+  std::ostringstream out;
+  const std::string order = node.order == MPI_ORDER_C ? "C" : "Fortran";
+  switch (node.constructor) {
+    case Constructor::kNamed:
+      return named_type_name(node.named);
+    case Constructor::kContiguous:
+      out << "contiguous(" << node.count;
+      break;
+    case Constructor::kVector:
+      out << "vector(" << node.count << ", bl=" << node.blocklength << ", stride=" << node.stride;
+      break;
+    case Constructor::kHvector:
+      out << "hvector(" << node.count << ", bl=" << node.blocklength << ", stride=" << node.stride
+          << "B";
+      break;
+    case Constructor::kIndexed:
+      out << "indexed(bl=" << list(node.blocklengths) << ", disp=" << list(node.displacements);
+      break;
+    case Constructor::kHindexed:
+      out << "hindexed(bl=" << list(node.blocklengths) << ", disp=" << list(node.displacements)
+          << "B";
+      break;
+    case Constructor::kIndexedBlock:
+      out << "indexed_block(bl=" << node.blocklength << ", disp=" << list(node.displacements);
+      break;
+    case Constructor::kHindexedBlock:
+      out << "hindexed_block(bl=" << node.blocklength << ", disp=" << list(node.displacements)
+          << "B";
+      break;
+    case Constructor::kStruct: {
+      out << "struct(";
+      for (size_t i = 0; i < node.children.size(); ++i)
+        out << (i ? ", " : "") << node.blocklengths[i] << " x " << describe(node.children[i])
+            << " @" << node.displacements[i];
+      out << ')';
+      return out.str();
+    }
+    case Constructor::kSubarray:
+      out << "subarray(sizes=" << list(node.sizes) << ", subsizes=" << list(node.subsizes)
+          << ", starts=" << list(node.starts) << ", " << order;
+      break;
+    case Constructor::kDarray: {
+      out << "darray(rank " << node.grid_rank << " of grid " << list(node.process_grid)
+          << ", gsizes=" << list(node.sizes) << ", [";
+      for (size_t i = 0; i < node.distributions.size(); ++i)
+        out << (i ? "," : "") << distribution_name(node.distributions[i], node.dargs[i]);
+      out << "], " << order;
+      break;
+    }
+    case Constructor::kResized:
+      out << "resized(lb=" << node.resized_lb << ", extent=" << node.resized_extent;
+      break;
+    case Constructor::kDup:
+      out << "dup(";
+      out << describe(node.children[0]) << ')';
+      return out.str();
+  }
+  out << ", " << describe(node.children[0]) << ')';
+  return out.str();
+}
+
+bool has_darray_below_struct(const TypeNode& node) {
+  auto has_darray = [](const TypeNode& root, const auto& self) -> bool {
+    if (root.constructor == Constructor::kDarray) return true;
+    return std::any_of(root.children.begin(), root.children.end(),
+                       [&](const TypeNode& child) { return self(child, self); });
+  };
+  if (node.constructor == Constructor::kStruct && has_darray(node, has_darray)) return true;
+  return std::any_of(node.children.begin(), node.children.end(), has_darray_below_struct);
+}
+
+bool contains_named_type(const TypeNode& node, MPI_Datatype named) {
+  if (node.constructor == Constructor::kNamed) return node.named == named;
+  return std::any_of(node.children.begin(), node.children.end(),
+                     [&](const TypeNode& child) { return contains_named_type(child, named); });
+}
+
+int depth(const TypeNode& node) {
+  int deepest = -1;
+  for (const TypeNode& child : node.children) deepest = std::max(deepest, depth(child));
+  return deepest + 1;
+}
+
+}  // namespace gddt_test::fuzz
