@@ -1,0 +1,114 @@
+#include "mpi_quirks.hpp"
+
+#include <mpi.h>
+
+#include <vector>
+
+namespace gddt_test::p2p {
+namespace {
+
+bool is_proc_null_status(const MPI_Status& status) {
+  return status.MPI_SOURCE == MPI_PROC_NULL && status.MPI_TAG == MPI_ANY_TAG;
+}
+
+int world_handler_calls = 0;
+
+void count_world_error(MPI_Comm*, int*, ...) { ++world_handler_calls; }
+
+// Truncates a message to this process on a communicator that returns errors.
+bool wait_errors_reach_world() {
+  WorldErrorCounter counter;
+  MPI_Comm self;
+  PMPI_Comm_dup(MPI_COMM_SELF, &self);
+  PMPI_Comm_set_errhandler(self, MPI_ERRORS_RETURN);
+
+  int sent[2] = {1, 2};
+  int received = 0;
+  MPI_Request requests[2];
+  // Sent before the receive is posted: MPICH 4.0 goes wrong on this path only.
+  PMPI_Isend(sent, 2, MPI_INT, 0, 0, self, &requests[1]);
+  PMPI_Irecv(&received, 1, MPI_INT, 0, 0, self, &requests[0]);
+  PMPI_Wait(&requests[1], MPI_STATUS_IGNORE);
+  PMPI_Wait(&requests[0], MPI_STATUS_IGNORE);
+  PMPI_Comm_free(&self);
+  return counter.calls() > 0;
+}
+
+// Rank 0 sends 16 KiB of MPI_PACKED data to rank 1, which receives it as (int, double)
+// structs; every rank learns whether that failed.
+bool packed_into_mixed_struct_fails() {
+  const int structs = 1400;
+  const int packed_bytes = structs * 12;
+  MPI_Comm comm;
+  PMPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
+  int failed = 0;
+  if (rank == 0) {
+    std::vector<char> packed(packed_bytes);
+    PMPI_Send(packed.data(), packed_bytes, MPI_PACKED, 1, 0, comm);
+  } else if (rank == 1) {
+    const int blocks[] = {1, 1};
+    const MPI_Aint displacements[] = {0, 4};
+    const MPI_Datatype types[] = {MPI_INT, MPI_DOUBLE};
+    MPI_Datatype pair, packed_pair;
+    PMPI_Type_create_struct(2, blocks, displacements, types, &pair);
+    PMPI_Type_create_resized(pair, 0, 12, &packed_pair);
+    PMPI_Type_commit(&packed_pair);
+    std::vector<char> received(packed_bytes);
+    failed = PMPI_Recv(received.data(), structs, packed_pair, 0, 0, comm, MPI_STATUS_IGNORE) !=
+             MPI_SUCCESS;
+    PMPI_Type_free(&packed_pair);
+    PMPI_Type_free(&pair);
+  }
+  PMPI_Bcast(&failed, 1, MPI_INT, 1, comm);
+  PMPI_Comm_free(&comm);
+  return failed != 0;
+}
+
+MpiQuirks& quirks() {
+  static MpiQuirks measured;
+  return measured;
+}
+
+}  // namespace
+
+void measure_mpi_quirks() {
+  MpiQuirks& measured = quirks();
+  int buffer = 0;
+  MPI_Request request;
+  MPI_Status status;
+
+  PMPI_Irecv(&buffer, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_SELF, &request);
+  PMPI_Wait(&request, &status);
+  measured.proc_null_irecv_status = !is_proc_null_status(status);
+
+  PMPI_Recv_init(&buffer, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_SELF, &request);
+  PMPI_Start(&request);
+  PMPI_Wait(&request, &status);
+  PMPI_Request_free(&request);
+  measured.proc_null_persistent_status = !is_proc_null_status(status);
+
+  measured.request_errors_on_world = wait_errors_reach_world();
+  measured.packed_into_mixed_struct = packed_into_mixed_struct_fails();
+}
+
+WorldErrorCounter::WorldErrorCounter() {
+  world_handler_calls = 0;
+  PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &previous_);
+  PMPI_Comm_create_errhandler(count_world_error, &counting_);
+  PMPI_Comm_set_errhandler(MPI_COMM_WORLD, counting_);
+}
+
+WorldErrorCounter::~WorldErrorCounter() {
+  PMPI_Comm_set_errhandler(MPI_COMM_WORLD, previous_);
+  PMPI_Errhandler_free(&counting_);
+  PMPI_Errhandler_free(&previous_);
+}
+
+int WorldErrorCounter::calls() const { return world_handler_calls; }
+
+const MpiQuirks& mpi_quirks() { return quirks(); }
+
+}  // namespace gddt_test::p2p

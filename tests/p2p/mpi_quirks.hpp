@@ -1,0 +1,47 @@
+// Known departures of the MPI library underneath from the standard, measured at run time by
+// calling it directly through PMPI_* (so gddt, when loaded, is bypassed). A check that the
+// library itself cannot pass is reported as a note instead of a failure, or a random test stays
+// clear of it, when, and only when, the library is measured to fail it too: gddt must be no
+// worse than the MPI below it.
+#pragma once
+
+#include <mpi.h>
+
+namespace gddt_test::p2p {
+
+struct MpiQuirks {
+  // MPI_Irecv from MPI_PROC_NULL completes with a wrong status source and tag
+  // (MPICH before 4.2, pmodels/mpich#6805).
+  bool proc_null_irecv_status = false;
+  // A persistent receive from MPI_PROC_NULL completes with a wrong status source.
+  bool proc_null_persistent_status = false;
+  // An error found by MPI_Wait/MPI_Waitall is raised on MPI_COMM_WORLD's error handler rather
+  // than on the handler of the request's communicator.
+  bool request_errors_on_world = false;
+  // A large message of MPI_PACKED data cannot be received into a struct of different basic
+  // types: it fails with MPI_ERR_TRUNCATE, so the library's own MPI_Bsend of such data fails
+  // (MPICH 4.0 beyond about 8 KiB).
+  bool packed_into_mixed_struct = false;
+};
+
+// Measures the quirks (collective over MPI_COMM_WORLD; the Suite calls it once at start).
+void measure_mpi_quirks();
+
+// The quirks measured.
+const MpiQuirks& mpi_quirks();
+
+// While alive, MPI_COMM_WORLD's error handler only counts its calls (one instance at a time).
+class WorldErrorCounter {
+ public:
+  WorldErrorCounter();
+  ~WorldErrorCounter();
+  WorldErrorCounter(const WorldErrorCounter&) = delete;
+  WorldErrorCounter& operator=(const WorldErrorCounter&) = delete;
+  int calls() const;
+
+ private:
+  MPI_Errhandler previous_;
+  MPI_Errhandler counting_;
+};
+
+}  // namespace gddt_test::p2p
