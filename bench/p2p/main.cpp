@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -19,7 +20,7 @@
 #include "measure.hpp"
 #include "mpi_env.hpp"
 #include "options.hpp"
-#include "raw_child.hpp"
+#include "child_job.hpp"
 #include "report.hpp"
 #include "sweep.hpp"
 
@@ -92,19 +93,20 @@ class ReportSink final : public PointSink {
   Report& report_;
 };
 
-class RawWorkerSink final : public PointSink {
+class ChildWorkerSink final : public PointSink {
  public:
-  explicit RawWorkerSink(const std::string& path) : writer_(path) {}
+  explicit ChildWorkerSink(const std::string& path) : writer_(path) {}
   void begin(const PointKey& point) override { writer_.begin(point); }
   void record(const PointKey& point, Method, const Measurement& measurement) override {
     writer_.done(point, measurement);
   }
 
  private:
-  RawReportWriter writer_;
+  ChildReportWriter writer_;
 };
 
-struct RawPlanEntry {
+struct ChildPlanEntry {
+  Method method;
   MemoryPair memory;
   TableSpec table;
   std::vector<PointKey> points;
@@ -118,7 +120,8 @@ bool wants(const Options& options, Method method) {
 }
 
 void print_header(const Options& options, int argc, char** argv, const std::vector<std::string>& ranks,
-                  const std::string& cuda_aware_text, const std::string& gddt_text, const SweepContext& context) {
+                  const std::string& cuda_aware_text, const std::string& gddt_text, const SweepContext& context,
+                  const std::vector<Method>& in_child) {
   std::string command;
   for (int i = 0; i < argc; ++i) command += (i == 0 ? "" : " ") + std::string(argv[i]);
   std::printf("gddt-bench: point-to-point latency and bandwidth of MPI datatypes on device memory\n");
@@ -129,14 +132,17 @@ void print_header(const Options& options, int argc, char** argv, const std::vect
   for (std::size_t i = 0; i < ranks.size(); ++i) std::printf("  rank %zu:  %s\n", i, ranks[i].c_str());
   for (Method method : options.methods) {
     std::string note;
-    for (const MemoryPair& memory : options.memories) {
-      const std::string reason = unavailable_reason(method, memory, context.cuda_aware, context.gddt_usable);
-      if (!reason.empty()) note = " (n/a on " + memory.name() + ": " + reason + ")";
+    if (std::find(in_child.begin(), in_child.end(), method) != in_child.end()) {
+      note = " (in child jobs, where a crash is harmless: " + child_launcher_text(options) + " ...)";
+    } else {
+      for (const MemoryPair& memory : options.memories) {
+        const std::string reason = unavailable_reason(method, memory, context.cuda_aware, context.gddt_usable);
+        if (!reason.empty()) note = " (n/a on " + memory.name() + ": " + reason + ")";
+      }
     }
     if (method == Method::kPipeline) {
       note += options.chunk != 0 ? " (chunk " + format_size(options.chunk) + ")" : " (chunk: packed/4 within 256K..4M)";
     }
-    if (method == Method::kRawMpi) note += " (child jobs: " + raw_launcher_text(options) + " ...)";
     std::printf("  method %s%s\n", method_name(method), note.c_str());
   }
   std::printf("  timing: latency = half the median round trip, bandwidth = packed bytes of a window (<= %d messages, "
@@ -194,38 +200,47 @@ int sweep_main(const Options& options, int argc, char** argv) {
   context.cuda_aware = cuda_aware == 1;
   const std::string gddt_text = gddt_summary(&context.gddt_usable);
 
-  if (options.mode == Mode::kRawWorker) {
-    std::unique_ptr<RawWorkerSink> sink;
-    if (context.rank == 0) sink = std::make_unique<RawWorkerSink>(options.raw_report_path);
-    run_sweep(options, {Method::kRawMpi}, context, sink.get());
+  if (options.mode == Mode::kChildWorker) {
+    std::unique_ptr<ChildWorkerSink> sink;
+    if (context.rank == 0) sink = std::make_unique<ChildWorkerSink>(options.child_report_path);
+    run_sweep(options, options.methods, context, sink.get());
     sink.reset();
     BENCH_MPI_CHECK(MPI_Finalize());
     return 0;
   }
 
+  // Methods that may crash the MPI wait for child jobs: raw-mpi always, contig-device unless
+  // the MPI reports CUDA-awareness (or --cuda-aware decides).
+  std::vector<Method> in_process;
+  std::vector<Method> in_child;
+  for (Method method : options.methods) {
+    const bool may_crash = method == Method::kRawMpi ||
+                           (method == Method::kContigDevice && options.cuda_aware == CudaAwareChoice::kAuto &&
+                            !context.cuda_aware);
+    (may_crash ? in_child : in_process).push_back(method);
+  }
+
   const std::vector<std::string> ranks = describe_ranks(device);
-  if (context.rank == 0) print_header(options, argc, argv, ranks, cuda_aware_text, gddt_text, context);
+  if (context.rank == 0) print_header(options, argc, argv, ranks, cuda_aware_text, gddt_text, context, in_child);
   context.show_progress = true;
   const double start = PMPI_Wtime();
 
   Report report(options.methods, options.latency, options.bandwidth);
   ReportSink sink(report);
-  std::vector<Method> in_process;
-  for (Method method : options.methods) {
-    if (method != Method::kRawMpi) in_process.push_back(method);
-  }
   run_sweep(options, in_process, context, context.rank == 0 ? &sink : nullptr);
 
   HostPingpong host;
   const bool host_measured = context.gddt_usable && wants(options, Method::kGddt);
   if (host_measured) host = measure_host_pingpong(MPI_COMM_WORLD, context.rank);
 
-  std::vector<RawPlanEntry> raw_plan;  // the types are built with MPI, so before MPI_Finalize
-  if (wants(options, Method::kRawMpi) && context.rank == 0) {
-    for (const MemoryPair& memory : options.memories) {
-      for (const TableSpec& table : table_specs(options)) {
-        std::vector<PointKey> points = table_points(options, memory, table);
-        if (!points.empty()) raw_plan.push_back({memory, table, std::move(points)});
+  std::vector<ChildPlanEntry> child_plan;  // the types are built with MPI, so before MPI_Finalize
+  if (context.rank == 0) {
+    for (Method method : in_child) {
+      for (const MemoryPair& memory : options.memories) {
+        for (const TableSpec& table : table_specs(options)) {
+          std::vector<PointKey> points = table_points(options, memory, table);
+          if (!points.empty()) child_plan.push_back({method, memory, table, std::move(points)});
+        }
       }
     }
   }
@@ -234,27 +249,26 @@ int sweep_main(const Options& options, int argc, char** argv) {
   const auto finalized = std::chrono::steady_clock::now();
   if (context.rank != 0) return 0;
 
-  // The MPI library alone, where it may crash: in separate jobs, now that this one is done.
-  std::vector<std::string> raw_troubles;
-  if (!raw_plan.empty()) {
-    char directory_template[] = "/tmp/gddt-bench-raw-XXXXXX";
+  std::vector<std::string> child_troubles;
+  if (!child_plan.empty()) {
+    char directory_template[] = "/tmp/gddt-bench-child-XXXXXX";
     const char* directory = mkdtemp(directory_template);
-    if (directory == nullptr) die("cannot make a folder for the raw-mpi jobs under /tmp");
-    for (const RawPlanEntry& entry : raw_plan) {
-      const RawJob job = run_raw_job(options, entry.memory, entry.table, entry.points, directory);
-      for (const auto& [point, measurement] : job.points) report.record(point, Method::kRawMpi, measurement);
+    if (directory == nullptr) die("cannot make a folder for the child jobs under /tmp");
+    for (const ChildPlanEntry& entry : child_plan) {
+      const ChildJob job = run_child_job(options, entry.method, entry.memory, entry.table, entry.points, directory);
+      for (const auto& [point, measurement] : job.points) report.record(point, entry.method, measurement);
       const double elapsed =
           measured + std::chrono::duration<double>(std::chrono::steady_clock::now() - finalized).count();
-      const std::string line = "raw-mpi " + entry.table.name() + ", " + entry.memory.name() + ": " +
-                               (job.trouble.empty() ? "measured" : job.trouble);
+      const std::string line = std::string(method_name(entry.method)) + " " + entry.table.name() + ", " +
+                               entry.memory.name() + ": " + (job.trouble.empty() ? "measured" : job.trouble);
       std::fprintf(stderr, "[%7.1f s] %s\n", elapsed, line.c_str());
-      if (!job.trouble.empty()) raw_troubles.push_back(line);
+      if (!job.trouble.empty()) child_troubles.push_back(line);
     }
     rmdir(directory);  // only succeeds when no failed job left its log behind
   }
 
   report.print_tables(stdout);
-  for (const std::string& trouble : raw_troubles) std::printf("note: %s\n", trouble.c_str());
+  for (const std::string& trouble : child_troubles) std::printf("note: %s\n", trouble.c_str());
   report.print_targets(stdout, host_measured ? &host : nullptr);
   if (!options.csv_path.empty()) {
     if (!report.write_csv(options.csv_path)) die("cannot write " + options.csv_path);

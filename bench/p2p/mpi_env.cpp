@@ -7,9 +7,6 @@
 #include <cstring>
 
 #include <mpi.h>
-#if defined(OPEN_MPI) && OPEN_MPI
-#include <mpi-ext.h>
-#endif
 
 extern char** environ;
 
@@ -86,26 +83,17 @@ std::string mpi_library_version() {
 }
 
 bool mpi_reports_cuda_aware(std::string* how) {
-#if defined(OMPI_HAVE_MPI_EXT_CUDA) && defined(MPIX_CUDA_AWARE_SUPPORT)
-  if (!MPIX_CUDA_AWARE_SUPPORT) {
-    *how = "no (Open MPI built without CUDA)";
+  // Asked at run time, not through mpi-ext.h: the library found at run time (a CUDA-aware
+  // build on LD_LIBRARY_PATH, say) need not be the one whose headers this was built with.
+  using Query = int (*)();
+  const auto query = reinterpret_cast<Query>(dlsym(RTLD_DEFAULT, "MPIX_Query_cuda_support"));
+  if (query == nullptr) {
+    *how = "no (this MPI has no MPIX_Query_cuda_support; --cuda-aware yes overrides)";
     return false;
   }
-  const bool aware = MPIX_Query_cuda_support() != 0;
-  *how = aware ? "yes (MPIX_Query_cuda_support)" : "no (MPIX_Query_cuda_support = 0)";
+  const bool aware = query() != 0;
+  *how = aware ? "yes (MPIX_Query_cuda_support() = 1)" : "no (MPIX_Query_cuda_support() = 0)";
   return aware;
-#elif defined(MPIX_GPU_SUPPORT_CUDA)
-  int supported = 0;
-  if (MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &supported) != MPI_SUCCESS) {
-    *how = "no (MPIX_GPU_query_support failed)";
-    return false;
-  }
-  *how = supported ? "yes (MPIX_GPU_query_support)" : "no (MPIX_GPU_query_support = 0)";
-  return supported != 0;
-#else
-  *how = "no (this MPI offers no CUDA-awareness query; --cuda-aware yes overrides)";
-  return false;
-#endif
 }
 
 bool gddt_present(std::string* version, bool* disabled) {

@@ -11,8 +11,8 @@ namespace gddt::bench {
 // First line of MPI_Get_library_version (callable before MPI_Init).
 std::string mpi_library_version();
 
-// Whether the MPI library says it accepts CUDA device buffers; `how` gets the evidence.
-// MPICH answers reliably only after MPI_Init.
+// Whether the MPI library says it accepts CUDA device buffers (MPIX_Query_cuda_support, which
+// Open MPI and MPICH both offer); `how` gets the evidence. Call after MPI_Init.
 bool mpi_reports_cuda_aware(std::string* how);
 
 // Whether libgddt is in the process (linked or preloaded), found by its exported symbol only;

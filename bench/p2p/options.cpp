@@ -25,10 +25,11 @@ code and with the MPI library alone. Two ranks.
   --point-time S     seconds aimed at per measurement; slow points run fewer iterations
                      (at least 3) (default 0.1)
   --chunk BYTES      chunk of the hand-written pipeline (default: packed/4 within 256K..4M)
-  --cuda-aware auto|yes|no   whether the MPI takes device pointers (default: ask the MPI)
-  --raw-launcher CMD command line starting the raw-mpi child job of 2 ranks
+  --cuda-aware auto|yes|no   whether the MPI takes device pointers (default: ask the MPI;
+                     when it does not say yes, contig-device runs in child jobs)
+  --child-launcher CMD  command line starting a child job of 2 ranks
                      (default: the MPI's own mpiexec -n 2)
-  --raw-timeout S    seconds one raw-mpi child job may run (default 300)
+  --child-timeout S  seconds one child job may run (default 300)
   --csv FILE         also write every measurement to FILE (plot it with plot_p2p.py)
   --host-pingpong    only the 8-byte host ping-pong: median one-way latency
   --help
@@ -37,9 +38,10 @@ Methods: gddt = MPI_Send/MPI_Recv (MPI_Isend/MPI_Irecv windows) of the datatype 
 buffers; cpy2d = cudaMemcpy2D into a host buffer of the same layout, then MPI_Send of the host
 datatype, mirrored on the receiver (Fig. 4(a) of the MVAPICH2 paper); pipeline = chunked pack
 kernel, cudaMemcpyAsync to pinned memory and one MPI_Isend per chunk, mirrored (Fig. 4(b));
-contig-device = the packed byte count sent contiguous from device memory (only where the MPI
-is CUDA-aware); contig-staged = the same bytes copied to pinned host memory and sent;
-raw-mpi = the MPI library handed the device datatype, in a separate child job.
+contig-device = the packed byte count sent contiguous from device memory; contig-staged = the
+same bytes copied to pinned host memory and sent; raw-mpi = the MPI library handed the device
+datatype. Methods that may crash the MPI (raw-mpi, and contig-device unless the MPI reports
+CUDA-awareness) run in separate 2-rank child jobs started after this job's MPI_Finalize.
 )";
 
 [[noreturn]] void usage_error(bool print, const std::string& message) {
@@ -261,38 +263,39 @@ Options parse_options(int argc, char** argv, bool print) {
       } else {
         usage_error(print, "--cuda-aware is auto, yes or no");
       }
-    } else if (flag == "--raw-launcher") {
-      options.raw_launcher = value();
-    } else if (flag == "--raw-timeout") {
-      options.raw_timeout = number_or_die(value(), print);
+    } else if (flag == "--child-launcher") {
+      options.child_launcher = value();
+    } else if (flag == "--child-timeout") {
+      options.child_timeout = number_or_die(value(), print);
     } else if (flag == "--csv") {
       options.csv_path = value();
     } else if (flag == "--host-pingpong") {
       options.mode = Mode::kHostPingpong;
-    } else if (flag == "--raw-worker") {
-      options.mode = Mode::kRawWorker;
-      options.methods = {Method::kRawMpi};
-    } else if (flag == "--raw-report") {
-      options.raw_report_path = value();
+    } else if (flag == "--child-worker") {
+      options.mode = Mode::kChildWorker;
+    } else if (flag == "--child-report") {
+      options.child_report_path = value();
     } else {
       usage_error(print, "unknown option '" + flag + "'");
     }
   }
-  if (options.mode == Mode::kRawWorker && options.raw_report_path.empty()) {
-    usage_error(print, "--raw-worker needs --raw-report FILE");
+  if (options.mode == Mode::kChildWorker && (options.child_report_path.empty() || options.methods.size() != 1)) {
+    usage_error(print, "--child-worker needs --child-report FILE and one method");
   }
   return options;
 }
 
-std::vector<std::string> raw_worker_arguments(const Options& options, const MemoryPair& memory,
-                                              const std::string& family, std::size_t vector_block,
-                                              const std::string& report_path) {
+std::vector<std::string> child_worker_arguments(const Options& options, Method method, const MemoryPair& memory,
+                                                const std::string& family, std::size_t vector_block,
+                                                const std::string& report_path) {
   std::vector<std::string> tests;
   if (options.latency) tests.push_back("latency");
   if (options.bandwidth) tests.push_back("bandwidth");
-  std::vector<std::string> arguments = {"--raw-worker",
-                                        "--raw-report",
+  std::vector<std::string> arguments = {"--child-worker",
+                                        "--child-report",
                                         report_path,
+                                        "--methods",
+                                        method_name(method),
                                         "--types",
                                         family,
                                         "--sizes",
@@ -313,9 +316,10 @@ std::vector<std::string> raw_worker_arguments(const Options& options, const Memo
     arguments.push_back("--blocks");
     arguments.push_back(format_size(vector_block));
   }
-  if (options.cuda_aware != CudaAwareChoice::kAuto) {
+  // contig-device is sent to a child job precisely to try device pointers on this MPI
+  if (method == Method::kContigDevice || options.cuda_aware != CudaAwareChoice::kAuto) {
     arguments.push_back("--cuda-aware");
-    arguments.push_back(options.cuda_aware == CudaAwareChoice::kYes ? "yes" : "no");
+    arguments.push_back(method == Method::kContigDevice || options.cuda_aware == CudaAwareChoice::kYes ? "yes" : "no");
   }
   return arguments;
 }

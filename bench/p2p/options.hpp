@@ -24,7 +24,7 @@ const std::vector<Method>& all_methods();
 enum class Mode {
   kSweep,         // the full comparison (the default)
   kHostPingpong,  // 8-byte host ping-pong, for runs with and without gddt loaded
-  kRawWorker      // a child job measuring the MPI library alone (started by kSweep's rank 0)
+  kChildWorker    // a child job measuring one method that may crash (started by kSweep's rank 0)
 };
 
 enum class CudaAwareChoice { kAuto, kYes, kNo };
@@ -44,20 +44,20 @@ struct Options {
   double point_seconds = 0.1;   // time aimed at for the timed part of one measurement
   std::size_t chunk = 0;        // pipeline chunk bytes; 0 = picked from the message size
   CudaAwareChoice cuda_aware = CudaAwareChoice::kAuto;
-  std::string raw_launcher;     // command starting the raw-mpi child job; "" = found
-  double raw_timeout = 300;     // seconds one child job may run
+  std::string child_launcher;     // command starting a 2-rank child job; "" = found
+  double child_timeout = 300;     // seconds one child job may run
   std::string csv_path;
-  std::string raw_report_path;  // kRawWorker: where the child writes its results
+  std::string child_report_path;  // kChildWorker: where the child writes its results
 };
 
 // Parses argv. Prints usage and exits (0 for --help, 2 for a bad option) when it must;
 // `print` says whether this process is the one that should write those messages.
 Options parse_options(int argc, char** argv, bool print);
 
-// The options of one raw-mpi child job: the sweep's settings, narrowed to one table.
-std::vector<std::string> raw_worker_arguments(const Options& options, const MemoryPair& memory,
-                                              const std::string& family, std::size_t vector_block,
-                                              const std::string& report_path);
+// The options of one child job: the sweep's settings, narrowed to one method and one table.
+std::vector<std::string> child_worker_arguments(const Options& options, Method method, const MemoryPair& memory,
+                                                const std::string& family, std::size_t vector_block,
+                                                const std::string& report_path);
 
 // "4", "4K", "64M" (binary units) to bytes; false on anything else.
 bool parse_size(const std::string& text, std::size_t* bytes);

@@ -1,4 +1,4 @@
-#include "raw_child.hpp"
+#include "child_job.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -21,9 +21,9 @@ namespace gddt::bench {
 namespace {
 
 std::vector<std::string> launcher(const Options& options) {
-  if (options.raw_launcher.empty()) return default_launcher();
+  if (options.child_launcher.empty()) return default_launcher();
   std::vector<std::string> words;
-  std::istringstream stream(options.raw_launcher);
+  std::istringstream stream(options.child_launcher);
   std::string word;
   while (stream >> word) words.push_back(word);
   return words;
@@ -63,7 +63,7 @@ Exit wait_for(pid_t job, double timeout_seconds) {
   for (;;) {
     const pid_t done = waitpid(job, &result.status, WNOHANG);
     if (done == job) return result;
-    if (done < 0) die("waitpid on the raw-mpi job failed");
+    if (done < 0) die("waitpid on a child job failed");
     if (std::chrono::steady_clock::now() > deadline && !result.timed_out) {
       result.timed_out = true;
       kill(-job, SIGTERM);
@@ -85,38 +85,40 @@ std::string describe_exit(const Exit& exit, double timeout_seconds) {
 
 }  // namespace
 
-RawReportWriter::RawReportWriter(const std::string& path) : file_(std::fopen(path.c_str(), "w")) {
-  if (file_ == nullptr) die("cannot write the raw-mpi report " + path);
+ChildReportWriter::ChildReportWriter(const std::string& path) : file_(std::fopen(path.c_str(), "w")) {
+  if (file_ == nullptr) die("cannot write the child job's report " + path);
 }
 
-RawReportWriter::~RawReportWriter() { std::fclose(file_); }
+ChildReportWriter::~ChildReportWriter() { std::fclose(file_); }
 
-void RawReportWriter::begin(const PointKey& point) {
+void ChildReportWriter::begin(const PointKey& point) {
   std::fprintf(file_, "begin %zu\n", point.packed);
   std::fflush(file_);
 }
 
-void RawReportWriter::done(const PointKey& point, const Measurement& measurement) {
+void ChildReportWriter::done(const PointKey& point, const Measurement& measurement) {
   std::fprintf(file_, "point %zu %.9g %.9g %s\n", point.packed, measurement.latency_us, measurement.bandwidth_gbs,
                measurement.status.empty() ? "ok" : measurement.status == "wrong data" ? "wrong" : "n/a");
   std::fflush(file_);
 }
 
-std::string raw_launcher_text(const Options& options) {
+std::string child_launcher_text(const Options& options) {
   std::string text;
   for (const std::string& word : launcher(options)) text += (text.empty() ? "" : " ") + word;
   return text;
 }
 
-RawJob run_raw_job(const Options& options, const MemoryPair& memory, const TableSpec& table,
-                   const std::vector<PointKey>& points, const std::string& work_directory) {
-  const std::string stem = work_directory + "/" + file_safe(memory.name() + "-" + table.name());
+ChildJob run_child_job(const Options& options, Method method, const MemoryPair& memory, const TableSpec& table,
+                       const std::vector<PointKey>& points, const std::string& work_directory) {
+  const std::string stem =
+      work_directory + "/" + file_safe(std::string(method_name(method)) + "-" + memory.name() + "-" + table.name());
   const std::string report_path = stem + ".report";
   const std::string log_path = stem + ".log";
 
   std::vector<std::string> command = launcher(options);
   command.push_back(own_executable());
-  for (std::string& argument : raw_worker_arguments(options, memory, table.family, table.vector_block, report_path)) {
+  for (std::string& argument :
+       child_worker_arguments(options, method, memory, table.family, table.vector_block, report_path)) {
     command.push_back(std::move(argument));
   }
   std::vector<std::string> environment = child_job_environment();
@@ -137,13 +139,13 @@ RawJob run_raw_job(const Options& options, const MemoryPair& memory, const Table
   posix_spawn_file_actions_destroy(&files);
   posix_spawnattr_destroy(&attributes);
 
-  RawJob result;
+  ChildJob result;
   Exit exit;
   if (spawned != 0) {
-    result.trouble = "cannot start '" + command[0] + "' (" + std::to_string(spawned) + "); set --raw-launcher";
+    result.trouble = "cannot start '" + command[0] + "' (" + std::to_string(spawned) + "); set --child-launcher";
   } else {
-    exit = wait_for(job, options.raw_timeout);
-    result.trouble = describe_exit(exit, options.raw_timeout);
+    exit = wait_for(job, options.child_timeout);
+    result.trouble = describe_exit(exit, options.child_timeout);
   }
 
   std::vector<std::size_t> begun;
