@@ -149,8 +149,6 @@ void poll_until(const std::function<bool()>& done, const std::string& what, doub
   }
 }
 
-int failures_in_case() { return current_case().failures.load(); }
-
 Suite::Suite(int* argc, char*** argv, const char* program, int thread_level) : program_(program) {
   MPI_Init_thread(argc, argv, thread_level, &base_.thread_level);
   MPI_Comm_rank(MPI_COMM_WORLD, &base_.rank);

@@ -85,9 +85,6 @@ void expect_success(int mpi_result, const char* call_text);
 // aborts the job (nothing sensible can follow a request that never completes).
 void poll_until(const std::function<bool()>& done, const std::string& what, double seconds = 120);
 
-// Number of failed checks recorded so far in the current case on this rank.
-int failures_in_case();
-
 // A 64-bit mix of two values, used to derive seeds.
 std::uint64_t mix_seed(std::uint64_t a, std::uint64_t b);
 

@@ -29,6 +29,12 @@ std::string hex_byte(unsigned char value) {
   return std::string("0x") + digits[value >> 4] + digits[value & 15];
 }
 
+// Text for failure messages: "<what> (<type> x<count>, <kind>)".
+std::string describe(const std::string& what, const TypedBuffer& buffer) {
+  return what + " (" + buffer.type().name + " x" + std::to_string(buffer.count()) + ", " +
+         memory_kind_name(buffer.memory_kind()) + ")";
+}
+
 }  // namespace
 
 std::uint64_t Random::next() {
@@ -163,11 +169,6 @@ void expect_status(const MPI_Status& status, int source, int tag, MPI_Datatype t
   P2P_EXPECT_SUCCESS(MPI_Get_count(&status, type, &received));
   expect(received == count, what + ": MPI_Get_count " + std::to_string(received) + ", expected " +
                                 std::to_string(count));
-}
-
-std::string describe(const std::string& what, const TypedBuffer& buffer) {
-  return what + " (" + buffer.type().name + " x" + std::to_string(buffer.count()) + ", " +
-         memory_kind_name(buffer.memory_kind()) + ")";
 }
 
 }  // namespace gddt_test::p2p

@@ -73,7 +73,4 @@ class TypedBuffer {
 void expect_status(const MPI_Status& status, int source, int tag, MPI_Datatype type, int count,
                    const std::string& what);
 
-// Text for failure messages: "<what> (<type> x<count>, <kind>)".
-std::string describe(const std::string& what, const TypedBuffer& buffer);
-
 }  // namespace gddt_test::p2p
