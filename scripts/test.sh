@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Builds gddt and runs every test in three configurations:
+#   openmpi  Open MPI (build/openmpi), with the CUDA backend when nvcc is found
+#   mpich    MPICH (build/mpich), likewise
+#   asan     Open MPI with AddressSanitizer and UBSan, no CUDA (build/asan)
+# Usage: scripts/test.sh [openmpi] [mpich] [asan]   (default: all three)
+# Environment: JOBS (parallel compile jobs, default: all cores), TEST_JOBS (ctest -j, default 2).
+# Exits non-zero when any configuration fails to configure, build or pass its tests.
+set -uo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+root=$PWD
+configs=("$@")
+((${#configs[@]})) || configs=(openmpi mpich asan)
+jobs=${JOBS:-$(nproc)}
+test_jobs=${TEST_JOBS:-2}
+
+# CUDA is built where a compiler is present; the GPU tests skip themselves without a GPU.
+nvcc=$(command -v nvcc || true)
+[[ -z $nvcc && -x /usr/local/cuda/bin/nvcc ]] && nvcc=/usr/local/cuda/bin/nvcc
+if [[ -n $nvcc ]]; then
+  cuda_args=(-DGDDT_ENABLE_CUDA=ON "-DCMAKE_CUDA_COMPILER=$nvcc")
+else
+  cuda_args=(-DGDDT_ENABLE_CUDA=OFF)
+fi
+
+summary=()
+failed=0
+
+# run_config NAME MPICC MPICXX MPIEXEC [extra cmake arguments...]
+run_config() {
+  local name=$1 mpicc=$2 mpicxx=$3 mpiexec=$4
+  shift 4
+  local dir=build/$name started=$SECONDS result
+  echo "=== [$name] configure"
+  if ! cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      "-DMPI_C_COMPILER=$mpicc" "-DMPI_CXX_COMPILER=$mpicxx" "-DMPIEXEC_EXECUTABLE=$mpiexec" "$@"; then
+    result="configure FAILED"
+  else
+    echo "=== [$name] build"
+    if ! cmake --build "$dir" -j "$jobs"; then
+      result="build FAILED"
+    else
+      echo "=== [$name] test"
+      local log=$dir/ctest-summary.log
+      (cd "$dir" && ctest --output-on-failure -j "$test_jobs") 2>&1 | tee "$log"
+      if ((PIPESTATUS[0] == 0)); then
+        result="passed: $(grep -E 'tests passed' "$log" | tail -n 1)"
+      else
+        result="tests FAILED: $(grep -E 'tests passed' "$log" | tail -n 1)"
+      fi
+    fi
+  fi
+  [[ $result == passed* ]] || failed=1
+  summary+=("$(printf '%-8s %4ds  %s' "$name" $((SECONDS - started)) "$result")")
+}
+
+for config in "${configs[@]}"; do
+  case $config in
+    openmpi)
+      run_config openmpi mpicc.openmpi mpicxx.openmpi /usr/bin/mpiexec.openmpi "${cuda_args[@]}"
+      ;;
+    mpich)
+      run_config mpich mpicc.mpich mpicxx.mpich /usr/bin/mpiexec.mpich "${cuda_args[@]}"
+      ;;
+    asan)
+      # Open MPI's own allocations at MPI_Init are never freed; leak checking would fail every
+      # MPI test on the library's leaks, so it is off. UBSan stops at the first report so
+      # undefined behaviour fails the test that hit it.
+      ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        run_config asan mpicc.openmpi mpicxx.openmpi /usr/bin/mpiexec.openmpi \
+        -DGDDT_ENABLE_CUDA=OFF -DGDDT_SANITIZE=address,undefined
+      ;;
+    *)
+      echo "unknown configuration '$config' (openmpi, mpich, asan)" >&2
+      exit 2
+      ;;
+  esac
+done
+
+echo
+echo "=== summary (CUDA compiler: ${nvcc:-none})"
+printf '%s\n' "${summary[@]}"
+exit $failed
