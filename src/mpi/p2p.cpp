@@ -119,6 +119,23 @@ int complete(MPI_Request handle, Operation* operation, int error, const MPI_Stat
   return rc;
 }
 
+// Puts a freshly posted operation behind its request. A request the library completed while
+// posting it is finished at once instead: libraries hand out one shared, already completed
+// request object for such operations (Open MPI's and MPICH's small sends), so its handle
+// cannot name the operation.
+int track(std::unique_ptr<Operation> operation, bool persistent, MPI_Request request) {
+  operation->persistent = persistent;
+  operation->active = !persistent;
+  if (!persistent) {
+    int done = 0;
+    MPI_Status status;
+    int rc = PMPI_Request_get_status(request, &done, &status);
+    if (rc == MPI_SUCCESS && done) return finish(*operation, rc, status);
+  }
+  requests::add(request, std::move(operation));
+  return MPI_SUCCESS;
+}
+
 // The operations behind an array of requests, looked up before the library call.
 struct Snapshot {
   std::vector<MPI_Request> handles;
@@ -138,6 +155,9 @@ struct Snapshot {
     Operation* operation = operations[static_cast<std::size_t>(i)];
     if (operation == nullptr || !operation->active) return MPI_SUCCESS;
     int rc = complete(handles[static_cast<std::size_t>(i)], operation, error, *status);
+    // The same request may stand in the array twice; it is finished once.
+    for (auto& other : operations)
+      if (other == operation) other = nullptr;
     if (rc != MPI_SUCCESS) status->MPI_ERROR = rc;
     return rc;
   }
@@ -241,11 +261,7 @@ int isend(RequestSend call, bool buffered, bool persistent, const void* buf, int
                       : prepare_send(buffered, buf, count, datatype, dest, comm, &side);
   if (rc != MPI_SUCCESS) return rc;
   rc = call(side.buffer, side.count, side.datatype, dest, tag, comm, request);
-  if (rc == MPI_SUCCESS && side.operation) {
-    side.operation->persistent = persistent;
-    side.operation->active = !persistent;
-    requests::add(*request, std::move(side.operation));
-  }
+  if (rc == MPI_SUCCESS && side.operation) return track(std::move(side.operation), persistent, *request);
   return rc;
 }
 
@@ -268,11 +284,7 @@ int irecv(bool persistent, void* buf, int count, MPI_Datatype datatype, int sour
   if (rc != MPI_SUCCESS) return rc;
   auto post = persistent ? PMPI_Recv_init : PMPI_Irecv;
   rc = post(side.buffer, side.count, side.datatype, source, tag, comm, request);
-  if (rc == MPI_SUCCESS && side.operation) {
-    side.operation->persistent = persistent;
-    side.operation->active = !persistent;
-    requests::add(*request, std::move(side.operation));
-  }
+  if (rc == MPI_SUCCESS && side.operation) return track(std::move(side.operation), persistent, *request);
   return rc;
 }
 
@@ -322,7 +334,7 @@ int imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MP
   }
   if (!side.operation) return PMPI_Imrecv(buf, count, datatype, message, request);
   int rc = PMPI_Imrecv(side.buffer, side.count, side.datatype, message, request);
-  if (rc == MPI_SUCCESS) requests::add(*request, std::move(side.operation));
+  if (rc == MPI_SUCCESS) return track(std::move(side.operation), false, *request);
   return rc;
 }
 

@@ -42,7 +42,8 @@ bool any() { return table().count.load(std::memory_order_acquire) != 0; }
 void add(MPI_Request request, std::unique_ptr<Operation> operation) {
   Table& t = table();
   std::lock_guard<std::mutex> lock(t.mutex);
-  if (t.live.emplace(key_of(request), std::move(operation)).second) t.count.fetch_add(1);
+  // A handle the library hands out again belongs to a new request: the old one is gone.
+  if (t.live.insert_or_assign(key_of(request), std::move(operation)).second) t.count.fetch_add(1);
 }
 
 Operation* find(MPI_Request request) {
@@ -120,7 +121,10 @@ int finish(Operation& operation, int error, const MPI_Status& status) {
   if (cancelled) return MPI_SUCCESS;
   int received = 0;
   PMPI_Get_count(&status, MPI_PACKED, &received);
-  if (received <= 0) return MPI_SUCCESS;
+  // A longer message than the staging holds was truncated: the library reports
+  // MPI_ERR_TRUNCATE through the request (calls like MPI_Request_get_status do not), and the
+  // receive buffer's contents are undefined, so nothing is unpacked.
+  if (received <= 0 || received > operation.staging.size()) return MPI_SUCCESS;
   return raise(operation.comm, protocol::unpack_message(operation.message, operation.staging, received));
 }
 

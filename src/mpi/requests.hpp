@@ -29,6 +29,7 @@ namespace requests {
 
 // True when any gddt operation is alive: completion calls forward untouched otherwise.
 bool any();
+// Only for requests the library has not completed yet: completed ones may share one handle.
 void add(MPI_Request request, std::unique_ptr<Operation> operation);
 Operation* find(MPI_Request request);
 std::unique_ptr<Operation> take(MPI_Request request);
