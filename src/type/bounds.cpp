@@ -103,6 +103,8 @@ Status BoundsBuilder::place(const TypeBounds& child, std::int64_t low, std::int6
   GDDT_CHECK(sum(child.ub, high, &ub));
   (child.marked ? marked_ : plain_).include(lb, ub);
   alignment_ = std::max(alignment_, child.alignment);
+  ++blocks_;
+  children_agree_ = children_agree_ && child.library_agrees;
   return GDDT_OK;
 }
 
@@ -115,6 +117,7 @@ TypeBounds BoundsBuilder::finish() const {
   bounds.marked = marked_.any;
   bounds.occupied = true;
   bounds.alignment = alignment_;
+  if (!bounds.marked && children_agree_) bounds.max_padding = (alignment_ - 1) * blocks_;
   return bounds;
 }
 
@@ -127,17 +130,12 @@ TypeBounds with_epsilon(const TypeBounds& bounds) {
 
 TypeBounds reconcile(const TypeBounds& standard, std::int64_t library_lb,
                      std::int64_t library_extent, bool* replaced) {
-  *replaced = false;
-  if (library_lb == standard.lb && library_extent == standard.extent()) return standard;
+  TypeBounds result = standard;
   const std::int64_t padding = library_extent - standard.extent();
-  if (!standard.marked && standard.occupied && library_lb == standard.lb && padding > 0 &&
-      padding < standard.alignment) {
-    TypeBounds padded = standard;
-    padded.ub = library_lb + library_extent;
-    return padded;
-  }
-  *replaced = true;
-  return standard;
+  *replaced = library_lb != standard.lb || padding < 0 || padding > standard.max_padding;
+  result.library_agrees = !*replaced;
+  if (!*replaced) result.ub = library_lb + library_extent;
+  return result;
 }
 
 }  // namespace gddt::type

@@ -26,6 +26,14 @@ struct TypeBounds {
   // The largest alignment of a named type among the entries: the epsilon that may round the
   // extent up is less than it.
   std::uint32_t alignment = 1;
+  // The library reports these bounds too (gddt did not replace them), so the bounds it
+  // reports for a type built from this one rest on the right ones.
+  bool library_agrees = true;
+  // How many bytes the library's extent may exceed extent() by through padding alone:
+  // alignment - 1 for each block the library may pad after (Open MPI pads after every block
+  // it adds, MPICH once per struct). Zero where markers fix the bounds, or where a child's
+  // bounds were replaced, as the library's padding then cannot be told from its mistakes.
+  std::int64_t max_padding = 0;
 
   std::int64_t extent() const { return ub - lb; }
 };
@@ -60,6 +68,8 @@ class BoundsBuilder {
   Range plain_;
   Range marked_;
   std::uint32_t alignment_ = 1;
+  std::int64_t blocks_ = 0;
+  bool children_agree_ = true;
 };
 
 // `bounds` with the standard's epsilon: the extent rounded up to a multiple of the
@@ -68,9 +78,9 @@ TypeBounds with_epsilon(const TypeBounds& bounds);
 
 // The bounds gddt uses for a derived type whose standard bounds (without epsilon) are
 // `standard` where the library reports `library_lb`/`library_extent`: the library's where
-// they agree with the standard's but for an epsilon (same lb, no markers, less than the
-// alignment more), as choosing the epsilon is the implementation's right; `standard`
-// otherwise, with *replaced set (the caller then adds the epsilon where the library would).
+// they differ from the standard's by padding alone (same lb, an extent at most max_padding
+// larger), as the epsilon is the implementation's choice; `standard` otherwise, with
+// *replaced and no library_agrees (the caller then adds the epsilon where the library would).
 TypeBounds reconcile(const TypeBounds& standard, std::int64_t library_lb,
                      std::int64_t library_extent, bool* replaced);
 

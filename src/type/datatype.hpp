@@ -12,8 +12,10 @@ namespace gddt::type {
 
 using LayoutPtr = std::shared_ptr<const Layout>;
 
-// Decodes `datatype` (named or derived, committed or not) into a canonical layout whose
-// lb/extent/size are the library's own. GDDT_ERR_INVALID_TYPE for MPI_DATATYPE_NULL,
+// Decodes `datatype` (named or derived, committed or not) into a canonical layout whose size
+// is the library's and whose lb/extent are the MPI standard's: the library's own where they
+// differ from the standard's only by the epsilon padding it may choose, the standard's where
+// the library gets them wrong (bounds.hpp). GDDT_ERR_INVALID_TYPE for MPI_DATATYPE_NULL,
 // GDDT_ERR_UNSUPPORTED for constructors gddt cannot express (the caller forwards to MPI).
 Status decode(MPI_Datatype datatype, Layout* out);
 

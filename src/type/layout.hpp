@@ -85,8 +85,8 @@ struct Layout {
 
   std::int64_t group_bytes = 0;  // packed bytes of one pass over `pieces`
   std::int64_t size = 0;         // packed bytes of one element (MPI_Type_size)
-  std::int64_t lb = 0;           // MPI lower bound and extent of the datatype
-  std::int64_t extent = 0;
+  std::int64_t lb = 0;           // the MPI standard's lower bound and extent of the
+  std::int64_t extent = 0;       // datatype (element i starts at i * extent)
   std::int64_t true_lb = 0;      // lowest byte touched by one element, relative to the buffer
   std::int64_t true_ub = 0;      // one past the highest (true_lb == true_ub when empty)
   std::uint32_t alignment = 1;   // largest power of two <= 16 dividing every offset, block,
@@ -102,7 +102,7 @@ struct Layout {
 // ---- building (used by decode.cpp and the unit tests) -----------------------------------
 // Every builder returns a canonical layout: the rewrite passes below have run to a fixed
 // point. `lb`/`extent` of a built layout are the natural ones (true bounds); decode sets the
-// MPI bounds it reads from the library with set_bounds().
+// MPI standard's bounds of the datatype (bounds.hpp) with set_bounds().
 
 Layout make_block(std::int64_t bytes);
 // The typemap of `inner` placed `count` times, the i-th shifted by i * stride.
