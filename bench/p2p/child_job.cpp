@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>

@@ -141,7 +141,7 @@ void Report::print_table(std::FILE* out, const std::vector<const Row*>& rows, bo
   }
   for (const auto& line : lines) {
     for (std::size_t i = 0; i < line.size(); ++i) {
-      std::fprintf(out, "%s%*s", i == 0 ? "  " : "  ", static_cast<int>(widths[i]), line[i].c_str());
+      std::fprintf(out, "  %*s", static_cast<int>(widths[i]), line[i].c_str());
     }
     std::fprintf(out, "\n");
   }
