@@ -46,10 +46,10 @@ class PackErrors : public testing::TestWithParam<Handling> {
     }
     handler_calls = 0;
     handler_class = MPI_SUCCESS;
-    // Four ints, every other one: 16 packed bytes from a 28-byte span.
+    // Four ints, every other one: 16 packed bytes from a 28-byte extent; two elements fit.
     MPI_Type_vector(4, 1, 2, MPI_INT, &vector_);
     MPI_Type_commit(&vector_);
-    typed_.assign(8, 0x01020304);
+    typed_.assign(14, 0x01020304);
     packed_.assign(64, kPoison);
   }
 
