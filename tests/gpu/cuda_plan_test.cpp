@@ -54,9 +54,12 @@ template <typename Index>
       const PieceTableImage image = build_piece_table(*w.layout);
       const BlockListArgs<Index> args =
           block_list_args<Index>(plan.block_list, image.table_at(image.storage.data()), typed, packed);
+      // Read through a moved copy, as the kernel reads its shared-memory copy.
+      const std::vector<std::uint64_t> copy = image.storage;
+      const PieceTable moved = args.table.moved_to(copy.data());
       const int width = plan.block_list.words.width;
       return emulate_words(unpack, args.window, width,
-                           [&](Index word) { return block_list_offset(args, static_cast<Index>(word * width)); });
+                           [&](Index word) { return block_list_offset(args, moved, static_cast<Index>(word * width)); });
     }
   }
   return ::testing::AssertionFailure() << "unknown plan";

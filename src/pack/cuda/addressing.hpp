@@ -141,6 +141,8 @@ struct DimRecord {
 };
 
 struct PieceTable {
+  const void* base = nullptr;  // the four sections lie in [base, base + bytes)
+  std::uint32_t bytes = 0;
   const PieceRecord* pieces = nullptr;
   const std::int64_t* piece_begin = nullptr;  // npieces + 1 packed offsets within a group
   const DimRecord* dims = nullptr;
@@ -149,6 +151,22 @@ struct PieceTable {
   const std::uint32_t* chunk_first = nullptr;
   std::uint32_t npieces = 0;
   std::uint32_t chunk_shift = 0;
+
+  // The same table read from a copy of its bytes at `copy` (a kernel's shared memory).
+  GDDT_HOST_DEVICE PieceTable moved_to(const void* copy) const {
+    const auto move = [&](const auto* p) {
+      using T = std::remove_cv_t<std::remove_pointer_t<decltype(p)>>;
+      return reinterpret_cast<const T*>(static_cast<const char*>(copy) +
+                                        (reinterpret_cast<const char*>(p) - static_cast<const char*>(base)));
+    };
+    PieceTable moved = *this;
+    moved.base = copy;
+    moved.pieces = move(pieces);
+    moved.piece_begin = move(piece_begin);
+    moved.dims = move(dims);
+    moved.chunk_first = move(chunk_first);
+    return moved;
+  }
 };
 
 // The piece holding group byte `in_group`: the last piece starting at or before it.
@@ -180,10 +198,11 @@ struct BlockListArgs {
 };
 
 // Typed offset of the packed byte `position` (counted from the element the window starts
-// in). Every piece byte offset, block and stride is a multiple of the word width, so a word
+// in), reading the pieces from `table` (a.table or a copy of it). Every piece byte offset, block and stride is a multiple of the word width, so a word
 // never straddles two blocks.
 template <typename Index>
-GDDT_HOST_DEVICE std::int64_t block_list_offset(const BlockListArgs<Index>& a, Index position) {
+GDDT_HOST_DEVICE std::int64_t block_list_offset(const BlockListArgs<Index>& a, const PieceTable& table,
+                                                Index position) {
   Index in_element;
   const Index element = a.element.divide(position, &in_element);
   std::int64_t offset = static_cast<std::int64_t>(element) * a.extent;
@@ -201,12 +220,12 @@ GDDT_UNROLL
       }
     }
   }
-  const std::uint32_t piece = find_piece(a.table, in_group);
-  const PieceRecord& record = a.table.pieces[piece];
-  const std::uint64_t in_piece = in_group - static_cast<std::uint64_t>(a.table.piece_begin[piece]);
+  const std::uint32_t piece = find_piece(table, in_group);
+  const PieceRecord& record = table.pieces[piece];
+  const std::uint64_t in_piece = in_group - static_cast<std::uint64_t>(table.piece_begin[piece]);
   offset += record.offset;
   if (record.ndims == 0) return offset + static_cast<std::int64_t>(in_piece);
-  const DimRecord* dims = a.table.dims + record.dim_begin;
+  const DimRecord* dims = table.dims + record.dim_begin;
   std::uint64_t in_block;
   std::uint64_t block = dims[0].count.divide(in_piece, &in_block);
   offset += static_cast<std::int64_t>(in_block);

@@ -115,7 +115,8 @@ Status launch_block_list(const BlockListPlan& plan, const PieceTable& table, con
     return with_index(plan.words.largest_operand, [&](auto index) {
       using Index = typename decltype(index)::type;
       const BlockListArgs<Index> args = block_list_args<Index>(plan, table, typed, packed);
-      block_list_kernel<W, kUnpack, Index><<<grid_size<W>(args.window), kThreadsPerBlock, 0, stream>>>(args);
+      block_list_kernel<W, kUnpack, Index>
+          <<<grid_size<W>(args.window), kThreadsPerBlock, shared_table_bytes(table), stream>>>(args);
       return gpu::check_last_error(kUnpack ? "block-list unpack kernel launch" : "block-list pack kernel launch");
     });
   });

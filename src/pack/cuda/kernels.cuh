@@ -85,9 +85,28 @@ __global__ void __launch_bounds__(kThreadsPerBlock) strided_kernel(const __grid_
   move_words<W, kUnpack>(a.window, [&a](Index word) { return strided_offset<kDims>(a, word); });
 }
 
+// Piece tables up to this size are copied into shared memory first (the launch provides that
+// much dynamic shared memory): every word's lookup then costs no trip to L2 or DRAM.
+constexpr std::uint32_t kMaxSharedTableBytes = 16 << 10;
+
+GDDT_HOST_DEVICE unsigned shared_table_bytes(const PieceTable& table) {
+  return table.bytes <= kMaxSharedTableBytes ? table.bytes : 0;
+}
+
 template <int W, bool kUnpack, typename Index>
 __global__ void __launch_bounds__(kThreadsPerBlock) block_list_kernel(const __grid_constant__ BlockListArgs<Index> a) {
-  move_words<W, kUnpack>(a.window, [&a](Index word) { return block_list_offset(a, static_cast<Index>(word * W)); });
+  extern __shared__ uint4 shared_table[];
+  PieceTable table = a.table;
+  if (shared_table_bytes(table) != 0) {
+    const auto* source = static_cast<const uint4*>(table.base);
+    for (std::uint32_t i = threadIdx.x; i < table.bytes / sizeof(uint4); i += kThreadsPerBlock) {
+      shared_table[i] = source[i];
+    }
+    __syncthreads();
+    table = table.moved_to(shared_table);
+  }
+  move_words<W, kUnpack>(a.window,
+                         [&a, &table](Index word) { return block_list_offset(a, table, static_cast<Index>(word * W)); });
 }
 
 }  // namespace gddt::pack::cuda_impl

@@ -209,6 +209,8 @@ struct PieceTableImage {
   PieceTable table_at(const void* base) const {
     const char* at = static_cast<const char*>(base);
     PieceTable table;
+    table.base = base;
+    table.bytes = static_cast<std::uint32_t>(bytes());
     table.pieces = reinterpret_cast<const PieceRecord*>(at + pieces_at);
     table.piece_begin = reinterpret_cast<const std::int64_t*>(at + piece_begin_at);
     table.dims = reinterpret_cast<const DimRecord*>(at + dims_at);
