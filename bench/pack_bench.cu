@@ -12,6 +12,7 @@
 // Every result is checked once against MPI_Pack / MPI_Unpack of a host copy before timing.
 // Run as one MPI rank: gddt-bench-pack [--max-bytes 256M] [--min-bytes 4K] [--runs 15]
 //   [--cases vector,face,indexed,struct] [--warm-cache] [--csv FILE]
+// Exits 1 when a result is wrong, 77 without a GPU.
 #include <cuda_runtime.h>
 #include <mpi.h>
 
@@ -561,6 +562,11 @@ std::vector<Case> build_cases(const Options& o) {
 }
 
 int run(const Options& o) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("gddt-bench-pack: no usable CUDA device\n");
+    return 77;
+  }
   cudaStream_t stream;
   CUDA_OR_DIE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   print_device(stream);
