@@ -130,6 +130,10 @@ void print_header(const Options& options, int argc, char** argv, const std::vect
   std::printf("  CUDA-aware MPI: %s\n", cuda_aware_text.c_str());
   std::printf("  gddt:    %s\n", gddt_text.c_str());
   for (std::size_t i = 0; i < ranks.size(); ++i) std::printf("  rank %zu:  %s\n", i, ranks[i].c_str());
+  if (ranks[0] == ranks[1] && ranks[0].find("GPU") != std::string::npos) {
+    std::printf("  note:    both ranks share one GPU: the GPU time-slices their CUDA work, which adds about\n"
+                "           150 us to small transfers of every method that touches it; use 2 GPUs\n");
+  }
   for (Method method : options.methods) {
     std::string note;
     if (std::find(in_child.begin(), in_child.end(), method) != in_child.end()) {
