@@ -17,10 +17,10 @@
 #include <cuda_runtime_api.h>
 
 #include "checks.hpp"
+#include "child_job.hpp"
 #include "measure.hpp"
 #include "mpi_env.hpp"
 #include "options.hpp"
-#include "child_job.hpp"
 #include "report.hpp"
 #include "sweep.hpp"
 
@@ -113,10 +113,7 @@ struct ChildPlanEntry {
 };
 
 bool wants(const Options& options, Method method) {
-  for (Method wanted : options.methods) {
-    if (wanted == method) return true;
-  }
-  return false;
+  return std::find(options.methods.begin(), options.methods.end(), method) != options.methods.end();
 }
 
 void print_header(const Options& options, int argc, char** argv, const std::vector<std::string>& ranks,
@@ -130,7 +127,7 @@ void print_header(const Options& options, int argc, char** argv, const std::vect
   std::printf("  CUDA-aware MPI: %s\n", cuda_aware_text.c_str());
   std::printf("  gddt:    %s\n", gddt_text.c_str());
   for (std::size_t i = 0; i < ranks.size(); ++i) std::printf("  rank %zu:  %s\n", i, ranks[i].c_str());
-  if (ranks[0] == ranks[1] && ranks[0].find("GPU") != std::string::npos) {
+  if (ranks[0] == ranks[1] && ranks[0].find(", GPU ") != std::string::npos) {
     std::printf("  note:    both ranks share one GPU: the GPU time-slices their CUDA work, which adds about\n"
                 "           150 us to small transfers of every method that touches it; use 2 GPUs\n");
   }
