@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstdint>
 
 namespace gddt_test::fuzz {
 
@@ -17,14 +18,42 @@ MpiLibrary detect_mpi_library(std::string* version) {
   return MpiLibrary::kOther;
 }
 
+PaddingRule padding_rule(MpiLibrary library) {
+  return library == MpiLibrary::kOpenMpi ? PaddingRule::kAfterEveryAdd : PaddingRule::kStructOnly;
+}
+
+namespace {
+
+// An (h)vector of several blocks whose stride is -1 byte.
+bool has_vector_of_stride_minus_one_byte(const TypeNode& node, PaddingRule padding) {
+  const bool vector = node.constructor == Constructor::kVector;
+  if ((vector || node.constructor == Constructor::kHvector) && node.count > 1 && node.blocklength > 0) {
+    Typemap child;
+    std::int64_t stride_bytes = node.stride;
+    if (vector && expand_typemap(node.children[0], padding, SIZE_MAX, &child))
+      stride_bytes = node.stride * child.extent();
+    if (stride_bytes == -1) return true;
+  }
+  return std::any_of(node.children.begin(), node.children.end(), [&](const TypeNode& child) {
+    return has_vector_of_stride_minus_one_byte(child, padding);
+  });
+}
+
+}  // namespace
+
 const char* reference_unusable(MpiLibrary library, const TypeNode& node) {
-  if (library == MpiLibrary::kOpenMpi && has_darray_below_struct(node))
-    return "Open MPI: a darray below a struct gets a garbage extent and crashes MPI_Pack";
+  if (const char* why = library_bounds_unusable(library, node)) return why;
+  if (library == MpiLibrary::kOpenMpi &&
+      has_vector_of_stride_minus_one_byte(node, padding_rule(library)))
+    return "Open MPI: an (h)vector with a stride of -1 byte is packed as if contiguous, reading "
+           "outside the type";
   return nullptr;
 }
 
-PaddingRule padding_rule(MpiLibrary library) {
-  return library == MpiLibrary::kOpenMpi ? PaddingRule::kAfterEveryAdd : PaddingRule::kStructOnly;
+const char* library_bounds_unusable(MpiLibrary library, const TypeNode& node) {
+  if (library == MpiLibrary::kOpenMpi && has_darray_below_struct(node))
+    return "Open MPI: a darray below a struct gets a garbage extent and crashes MPI_Pack";
+  return nullptr;
 }
 
 const char* reference_unpack_unusable(MpiLibrary library, const Typemap& map) {

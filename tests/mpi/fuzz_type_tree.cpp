@@ -205,7 +205,10 @@ bool has_darray_below_struct(const TypeNode& node) {
     return std::any_of(root.children.begin(), root.children.end(),
                        [&](const TypeNode& child) { return self(child, self); });
   };
-  if (node.constructor == Constructor::kStruct && has_darray(node, has_darray)) return true;
+  if (node.constructor == Constructor::kStruct) {
+    for (size_t i = 0; i < node.children.size(); ++i)
+      if (node.blocklengths[i] > 0 && has_darray(node.children[i], has_darray)) return true;
+  }
   return std::any_of(node.children.begin(), node.children.end(), has_darray_below_struct);
 }
 
