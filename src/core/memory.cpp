@@ -1,9 +1,12 @@
 // Memory classification: a range cache in front of cudaPointerGetAttributes.
 //
 // What is cached: ranges of device, managed and pinned allocations, as the driver reports
-// them (base and size). Pageable host answers are not cached: any host address may later
-// become registered or CUDA memory, and a cached "host" would then send device memory to
-// the host backend. So a miss always asks the driver.
+// them (base and size); and pages the driver called pageable host memory, each only for as
+// long as the address space is unchanged (address_space.hpp): host memory can turn into
+// device memory only after a new mapping, and every mapping the CUDA driver makes passes
+// through gddt's mmap. That is checked once per process (a device allocation must be seen
+// mapping memory, and UCX, which patches mmap calls past gddt, must be absent); where it
+// does not hold, host answers are not cached and every miss asks the driver.
 //
 // Stale ranges: after cudaFree the driver may hand the same addresses to a new allocation
 // on another device or of another kind, and a cached range would then answer wrongly. A
@@ -20,6 +23,9 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include <dlfcn.h>
+
+#include "core/address_space.hpp"
 #include "core/config.hpp"
 #include "core/gpu.hpp"
 
@@ -75,6 +81,54 @@ class RangeCache {
   std::atomic<std::size_t> entries_{0};
 };
 
+// Pages answered "host", direct-mapped and lock-free. A slot is one word, (page << 28) |
+// epoch mod 2^28, so a reader never sees half an entry; user-space page numbers fit in 35
+// bits on x86-64 and aarch64.
+class HostPages {
+ public:
+  bool contains(std::uintptr_t address) const {
+    const std::uintptr_t page = address >> kPageShift;
+    return slots_[page % kSlots].load(std::memory_order_relaxed) == key(page, address_space::epoch());
+  }
+  void insert(std::uintptr_t address, std::uint64_t epoch) {
+    const std::uintptr_t page = address >> kPageShift;
+    slots_[page % kSlots].store(key(page, epoch), std::memory_order_relaxed);
+  }
+
+ private:
+  static constexpr int kPageShift = 12;
+  static constexpr std::size_t kSlots = 4096;
+  static std::uint64_t key(std::uintptr_t page, std::uint64_t epoch) {
+    return (static_cast<std::uint64_t>(page) << 28) | (epoch & ((std::uint64_t{1} << 28) - 1));
+  }
+  std::atomic<std::uint64_t> slots_[kSlots] = {};
+};
+
+// Whether host answers may be cached: the CUDA driver's mappings must be seen.
+bool host_answers_cacheable() {
+  static const bool cacheable = [] {
+    if (!config::settings().memory_cache) return false;
+    if (dlsym(RTLD_DEFAULT, "ucm_set_event_handler") != nullptr) {
+      GDDT_LOG(kInfo, "UCX memory hooks present: host memory answers are not cached");
+      return false;
+    }
+    const std::uint64_t before = address_space::epoch();
+    void* probe = nullptr;
+    if (is_error(gpu::device_alloc(0, std::size_t{64} << 20, &probe))) return false;
+    gpu::device_free(0, probe);
+    const bool seen = address_space::epoch() != before;
+    GDDT_LOG(kInfo, "CUDA driver mappings %s: host memory answers %s cached", seen ? "seen" : "not seen",
+             seen ? "are" : "are not");
+    return seen;
+  }();
+  return cacheable;
+}
+
+HostPages& host_pages() {
+  static HostPages instance;
+  return instance;
+}
+
 RangeCache& cache() {
   static RangeCache instance;
   return instance;
@@ -91,16 +145,25 @@ Status classify(const void* ptr, Kind* kind) {
     return GDDT_OK;
   }
   const auto address = reinterpret_cast<std::uintptr_t>(ptr);
+  if (host_pages().contains(address)) {
+    *kind = Kind{};
+    return GDDT_OK;
+  }
   const bool caching = config::settings().memory_cache;
   if (caching && cache().find(address, kind)) {
     hit_count.fetch_add(1, std::memory_order_relaxed);
     return GDDT_OK;
   }
   miss_count.fetch_add(1, std::memory_order_relaxed);
+  const std::uint64_t epoch = address_space::epoch();
   gpu::PointerInfo info;
   GDDT_CHECK(gpu::query_pointer(ptr, &info));
   *kind = Kind{info.type, info.device};
-  if (caching && info.type != GDDT_MEMORY_HOST && info.size != 0) cache().insert(info.base, info.size, *kind);
+  if (info.type == GDDT_MEMORY_HOST) {
+    if (host_answers_cacheable()) host_pages().insert(address, epoch);
+  } else if (caching && info.size != 0) {
+    cache().insert(info.base, info.size, *kind);
+  }
   return GDDT_OK;
 }
 

@@ -55,6 +55,13 @@ int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI
   if (!(gpu::available() || host_through_gddt()) || peer == MPI_PROC_NULL || count == 0 || comm == MPI_COMM_NULL)
     return MPI_SUCCESS;
   if (count < 0) return raise(comm, GDDT_ERR_COUNT);
+  if (type::is_plain_named(datatype) && !host_through_gddt() && buf != nullptr) {
+    // The hot path of ordinary traffic: contiguous data the library can take as it is, from
+    // host memory always, from device memory when it is CUDA-aware.
+    if (library_cuda_aware() && protocol::device_route_forced() == protocol::Route::kForward) return MPI_SUCCESS;
+    memory::Kind kind;
+    if (classify_typed(datatype, buf, &kind) == GDDT_OK && !kind.is_device()) return MPI_SUCCESS;
+  }
   type::LayoutPtr layout;
   Status status = resolve_datatype(datatype, &layout);
   if (status == GDDT_ERR_UNSUPPORTED) return MPI_SUCCESS;  // the library's own datatype engine
@@ -113,8 +120,9 @@ int complete(MPI_Request handle, Operation* operation, int error, const MPI_Stat
   if (operation->persistent) {
     operation->active = false;
     operation->finished = false;
+    requests::release(operation);
   } else {
-    requests::take(handle);
+    requests::take(handle, operation);
   }
   return rc;
 }
@@ -139,25 +147,30 @@ int track(std::unique_ptr<Operation> operation, bool persistent, MPI_Request req
 // The operations behind an array of requests, looked up before the library call.
 struct Snapshot {
   std::vector<MPI_Request> handles;
-  std::vector<Operation*> operations;
+  std::vector<Operation*> operations;  // claimed; null once completed
   bool any = false;
   Snapshot(int count, const MPI_Request requests[]) {
     if (!requests::any() || count <= 0) return;
     handles.assign(requests, requests + count);
     operations.resize(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) {
-      operations[i] = requests::find(handles[i]);
+      operations[i] = requests::claim(handles[i]);
       any = any || (operations[i] != nullptr && operations[i]->active);
     }
   }
+  ~Snapshot() {
+    for (Operation* operation : operations) requests::release(operation);
+  }
+  Operation* at(int i) const { return operations.empty() ? nullptr : operations[static_cast<std::size_t>(i)]; }
+  Snapshot(const Snapshot&) = delete;
+  Snapshot& operator=(const Snapshot&) = delete;
   // Completes entry i; a failure is recorded in `status` and returned.
   int complete_at(int i, int error, MPI_Status* status) {
     Operation* operation = operations[static_cast<std::size_t>(i)];
     if (operation == nullptr || !operation->active) return MPI_SUCCESS;
-    int rc = complete(handles[static_cast<std::size_t>(i)], operation, error, *status);
-    // The same request may stand in the array twice; it is finished once.
     for (auto& other : operations)
       if (other == operation) other = nullptr;
+    int rc = complete(handles[static_cast<std::size_t>(i)], operation, error, *status);
     if (rc != MPI_SUCCESS) status->MPI_ERROR = rc;
     return rc;
   }
@@ -350,55 +363,53 @@ int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
   return rc;
 }
 
-int start(MPI_Request* request) {
-  Operation* operation = requests::find(*request);
-  if (operation != nullptr) {
-    if (operation->kind == Operation::Kind::kSend) {
-      int rc = pack_outgoing(*operation);
-      if (rc != MPI_SUCCESS) return rc;
-    }
-    operation->active = true;
-    operation->finished = false;
+// A persistent send is packed when started: the user may have changed the buffer since.
+int activate(Operation* operation) {
+  if (operation == nullptr) return MPI_SUCCESS;
+  if (operation->kind == Operation::Kind::kSend) {
+    int rc = pack_outgoing(*operation);
+    if (rc != MPI_SUCCESS) return rc;
   }
-  return PMPI_Start(request);
+  operation->active = true;
+  operation->finished = false;
+  return MPI_SUCCESS;
+}
+
+int start(MPI_Request* request) {
+  Snapshot snap(1, request);
+  int rc = activate(snap.at(0));
+  return rc != MPI_SUCCESS ? rc : PMPI_Start(request);
 }
 
 int startall(int count, MPI_Request requests[]) {
-  for (int i = 0; requests::any() && i < count; ++i) {
-    Operation* operation = requests::find(requests[i]);
-    if (operation == nullptr) continue;
-    if (operation->kind == Operation::Kind::kSend) {
-      int rc = pack_outgoing(*operation);
-      if (rc != MPI_SUCCESS) return rc;
-    }
-    operation->active = true;
-    operation->finished = false;
+  Snapshot snap(count, requests);
+  for (int i = 0; i < count; ++i) {
+    int rc = activate(snap.at(i));
+    if (rc != MPI_SUCCESS) return rc;
   }
   return PMPI_Startall(count, requests);
 }
 
 int wait(MPI_Request* request, MPI_Status* status) {
   requests::progress_detached();
-  Operation* operation = requests::find(*request);
-  if (operation == nullptr || !operation->active) return PMPI_Wait(request, status);
-  const MPI_Request handle = *request;
+  Snapshot snap(1, request);
+  if (!snap.any) return PMPI_Wait(request, status);
   MPI_Status local;
   MPI_Status* st = status_or_local(status, &local);
   int rc = PMPI_Wait(request, st);
-  int done = complete(handle, operation, rc, *st);
+  int done = snap.complete_at(0, rc, st);
   return rc != MPI_SUCCESS ? rc : done;
 }
 
 int test(MPI_Request* request, int* flag, MPI_Status* status) {
   requests::progress_detached();
-  Operation* operation = requests::find(*request);
-  if (operation == nullptr || !operation->active) return PMPI_Test(request, flag, status);
-  const MPI_Request handle = *request;
+  Snapshot snap(1, request);
+  if (!snap.any) return PMPI_Test(request, flag, status);
   MPI_Status local;
   MPI_Status* st = status_or_local(status, &local);
   int rc = PMPI_Test(request, flag, st);
   if (!*flag) return rc;
-  int done = complete(handle, operation, rc, *st);
+  int done = snap.complete_at(0, rc, st);
   return rc != MPI_SUCCESS ? rc : done;
 }
 
@@ -464,23 +475,24 @@ int testsome(int incount, MPI_Request requests[], int* outcount, int indices[], 
 }
 
 int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
-  Operation* operation = requests::find(request);
-  if (operation == nullptr || !operation->active) return PMPI_Request_get_status(request, flag, status);
+  Snapshot snap(1, &request);
+  if (!snap.any) return PMPI_Request_get_status(request, flag, status);
   MPI_Status local;
   MPI_Status* st = status_or_local(status, &local);
   int rc = PMPI_Request_get_status(request, flag, st);
   if (!*flag) return rc;
   // The request stays allocated: unpack now (the user may read the buffer) and only once.
-  int done = finish(*operation, rc, *st);
+  int done = finish(*snap.at(0), rc, *st);
   return rc != MPI_SUCCESS ? rc : done;
 }
 
 int request_free(MPI_Request* request) {
-  Operation* operation = request != nullptr ? requests::find(*request) : nullptr;
+  Operation* operation = request != nullptr ? requests::claim(*request) : nullptr;
   if (operation == nullptr) return PMPI_Request_free(request);
   const MPI_Request handle = *request;
-  auto owned = requests::take(handle);
+  auto owned = requests::take(handle, operation);
   if (owned->persistent && !owned->active) return PMPI_Request_free(request);
+  owned->claimed = false;
   requests::detach(handle, std::move(owned));
   *request = MPI_REQUEST_NULL;
   return MPI_SUCCESS;

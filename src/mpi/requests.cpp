@@ -21,7 +21,7 @@ std::uint64_t key_of(MPI_Request request) {
 
 struct Table {
   std::mutex mutex;
-  std::unordered_map<std::uint64_t, std::unique_ptr<Operation>> live;
+  std::unordered_map<std::uint64_t, std::vector<std::unique_ptr<Operation>>> live;
   std::vector<std::pair<MPI_Request, std::unique_ptr<Operation>>> detached;
   std::atomic<std::size_t> count{0};  // live + detached, read without the lock
   std::atomic<bool> has_detached{false};
@@ -42,27 +42,45 @@ bool any() { return table().count.load(std::memory_order_acquire) != 0; }
 void add(MPI_Request request, std::unique_ptr<Operation> operation) {
   Table& t = table();
   std::lock_guard<std::mutex> lock(t.mutex);
-  // A handle the library hands out again belongs to a new request: the old one is gone.
-  if (t.live.insert_or_assign(key_of(request), std::move(operation)).second) t.count.fetch_add(1);
+  t.live[key_of(request)].push_back(std::move(operation));
+  t.count.fetch_add(1);
 }
 
-Operation* find(MPI_Request request) {
+Operation* claim(MPI_Request request) {
   if (!any() || request == MPI_REQUEST_NULL) return nullptr;
   Table& t = table();
   std::lock_guard<std::mutex> lock(t.mutex);
   auto it = t.live.find(key_of(request));
-  return it == t.live.end() ? nullptr : it->second.get();
+  if (it == t.live.end()) return nullptr;
+  for (auto entry = it->second.rbegin(); entry != it->second.rend(); ++entry) {
+    if ((*entry)->claimed) continue;
+    (*entry)->claimed = true;
+    return entry->get();
+  }
+  return nullptr;
 }
 
-std::unique_ptr<Operation> take(MPI_Request request) {
+void release(Operation* operation) {
+  if (operation == nullptr) return;
+  std::lock_guard<std::mutex> lock(table().mutex);
+  operation->claimed = false;
+}
+
+std::unique_ptr<Operation> take(MPI_Request request, const Operation* operation) {
   Table& t = table();
   std::lock_guard<std::mutex> lock(t.mutex);
   auto it = t.live.find(key_of(request));
   if (it == t.live.end()) return nullptr;
-  auto operation = std::move(it->second);
-  t.live.erase(it);
-  t.count.fetch_sub(1);
-  return operation;
+  auto& operations = it->second;
+  for (auto entry = operations.begin(); entry != operations.end(); ++entry) {
+    if (entry->get() != operation) continue;
+    auto taken = std::move(*entry);
+    operations.erase(entry);
+    if (operations.empty()) t.live.erase(it);
+    t.count.fetch_sub(1);
+    return taken;
+  }
+  return nullptr;
 }
 
 void detach(MPI_Request request, std::unique_ptr<Operation> operation) {

@@ -19,6 +19,7 @@ struct Operation {
   bool persistent = false;
   bool active = true;     // a persistent request between MPI_Start and its completion
   bool finished = false;  // completion work done early (MPI_Request_get_status)
+  bool claimed = false;   // a completion call is working on it (guarded by the table's lock)
   protocol::Route route = protocol::Route::kForward;
   protocol::Message message;  // the user's buffer
   protocol::Staging staging;  // what the MPI library really sends or receives
@@ -30,9 +31,20 @@ namespace requests {
 // True when any gddt operation is alive: completion calls forward untouched otherwise.
 bool any();
 // Only for requests the library has not completed yet: completed ones may share one handle.
+// A handle can stand for two operations for a moment: once the library frees a request in a
+// completion call, another thread may be handed the same handle before the first has taken
+// its operation out. So entries are per operation, and the newest one of a handle is its
+// current request's.
 void add(MPI_Request request, std::unique_ptr<Operation> operation);
-Operation* find(MPI_Request request);
-std::unique_ptr<Operation> take(MPI_Request request);
+// Claims the newest unclaimed operation of `request` for the calling thread (null when the
+// request is not gddt's). Other threads' claims skip it until release(), so a handle the
+// library frees inside this thread's completion call, and hands to another thread's new
+// request, cannot lead that thread to this operation. Two threads never legitimately
+// complete one request at once.
+Operation* claim(MPI_Request request);
+void release(Operation* operation);
+// Removes a (claimed) operation whose request is complete.
+std::unique_ptr<Operation> take(MPI_Request request, const Operation* operation);
 
 // A request the user freed (MPI_Request_free) while active: kept, with its handle, until the
 // library completes it, so staging outlives the transfer and receives are still unpacked.

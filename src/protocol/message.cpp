@@ -32,11 +32,19 @@ bool Message::contiguous() const {
   return layout->shape == type::Shape::kContiguous && (count <= 1 || layout->extent == layout->size);
 }
 
+Route device_route_forced() {
+  static const Route forced = [] {
+    const std::string& setting = config::settings().protocol;
+    if (setting == "host") return Route::kHostStaged;
+    if (setting == "device") return Route::kDeviceStaged;
+    return Route::kForward;
+  }();
+  return forced;
+}
+
 Route choose_route(const Message& message, bool mpi_cuda_aware, bool host_through_gddt) {
   if (!message.kind.is_device()) return host_through_gddt ? Route::kHostStaged : Route::kForward;
-  const std::string& forced = config::settings().protocol;
-  if (forced == "host") return Route::kHostStaged;
-  if (forced == "device") return Route::kDeviceStaged;
+  if (device_route_forced() != Route::kForward) return device_route_forced();
   if (!mpi_cuda_aware) return Route::kHostStaged;
   return message.contiguous() ? Route::kForward : Route::kDeviceStaged;
 }

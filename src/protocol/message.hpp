@@ -36,6 +36,9 @@ struct Message {
 // overrides the choice for device messages.
 Route choose_route(const Message& message, bool mpi_cuda_aware, bool host_through_gddt);
 
+// The route GDDT_PROTOCOL forces on device messages; kForward when it is "auto".
+Route device_route_forced();
+
 // The packed bytes of one message, in device scratch, pinned host memory or, when the pinned
 // pool is exhausted, ordinary host memory.
 class Staging {

@@ -36,6 +36,11 @@ void on_free(MPI_Datatype datatype);
 // about first (never seen committed, or not analysed yet).
 bool find_committed(MPI_Datatype datatype, Status* status, LayoutPtr* out);
 
+// True for a named datatype already seen whose element is one contiguous block at offset 0
+// and whose extent is its size (MPI_INT, MPI_BYTE, ...): one load, no lock, for the hot path
+// of host traffic. Named types are never freed, so the answer never goes stale.
+bool is_plain_named(MPI_Datatype datatype);
+
 // True when `datatype` was freed through MPI_Type_free and not committed since.
 bool is_freed(MPI_Datatype datatype);
 

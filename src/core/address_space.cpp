@@ -1,0 +1,57 @@
+#include "core/address_space.hpp"
+
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdarg>
+
+#include "gddt/gddt.h"
+
+namespace gddt::address_space {
+namespace {
+
+// Constant-initialized: the wrappers below may run before any constructor of this library.
+std::atomic<std::uint64_t> counter{0};
+
+// Bumped before and after the system call: a reader that saw the epoch of either side of
+// the call also sees the mapping's effect once it asks the driver.
+struct Bump {
+  Bump() { counter.fetch_add(1, std::memory_order_acq_rel); }
+  ~Bump() { counter.fetch_add(1, std::memory_order_acq_rel); }
+};
+
+}  // namespace
+
+std::uint64_t epoch() { return counter.load(std::memory_order_acquire); }
+
+}  // namespace gddt::address_space
+
+// The wrappers make the system calls themselves: no lookup of the next definition, so they
+// work from the first call, before the dynamic linker has finished with this library.
+extern "C" GDDT_EXPORT void* mmap(void* address, size_t length, int protection, int flags, int fd, off_t offset) {
+  gddt::address_space::Bump bump;
+  return reinterpret_cast<void*>(syscall(SYS_mmap, address, length, protection, flags, fd, offset));
+}
+
+extern "C" GDDT_EXPORT void* mmap64(void* address, size_t length, int protection, int flags, int fd, off_t offset) {
+  return mmap(address, length, protection, flags, fd, offset);
+}
+
+extern "C" GDDT_EXPORT int munmap(void* address, size_t length) {
+  gddt::address_space::Bump bump;
+  return static_cast<int>(syscall(SYS_munmap, address, length));
+}
+
+extern "C" GDDT_EXPORT void* mremap(void* old_address, size_t old_size, size_t new_size, int flags, ...) {
+  gddt::address_space::Bump bump;
+  void* new_address = nullptr;
+  if (flags & MREMAP_FIXED) {
+    va_list args;
+    va_start(args, flags);
+    new_address = va_arg(args, void*);
+    va_end(args);
+  }
+  return reinterpret_cast<void*>(syscall(SYS_mremap, old_address, old_size, new_size, flags, new_address));
+}

@@ -1,0 +1,15 @@
+// Watches changes to the process's address space made through the dynamic linker: gddt
+// defines mmap, mmap64, munmap and mremap, so the calls other libraries make (the CUDA
+// driver's among them) pass through here on their way to the kernel. The epoch changes with
+// every such call; an answer "this address is host memory" learnt at one epoch stays true
+// while the epoch is unchanged, because host memory can only turn into device memory after
+// the driver maps something.
+#pragma once
+
+#include <cstdint>
+
+namespace gddt::address_space {
+
+std::uint64_t epoch();
+
+}  // namespace gddt::address_space
