@@ -36,6 +36,29 @@ bool wait_errors_reach_world() {
 
 // Rank 0 sends 16 KiB of MPI_PACKED data to rank 1, which receives it as (int, double)
 // structs; every rank learns whether that failed.
+// Rank 0 sends 1 MiB of bytes, rank 1 receives them into a 1,000,000-byte contiguous buffer
+// that has a guard area behind it; every rank learns whether the guard was written.
+bool truncation_overruns() {
+  const int sent = 1 << 20, posted = 1000000;
+  MPI_Comm comm;
+  PMPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
+  int overran = 0;
+  if (rank == 0) {
+    std::vector<char> data(sent, 1);
+    PMPI_Send(data.data(), sent, MPI_BYTE, 1, 0, comm);
+  } else if (rank == 1) {
+    std::vector<char> buffer(2 * sent, 0);
+    PMPI_Recv(buffer.data(), posted, MPI_BYTE, 0, 0, comm, MPI_STATUS_IGNORE);
+    for (std::size_t i = posted; i < buffer.size() && !overran; ++i) overran = buffer[i] != 0;
+  }
+  PMPI_Bcast(&overran, 1, MPI_INT, 1, comm);
+  PMPI_Comm_free(&comm);
+  return overran != 0;
+}
+
 bool packed_into_mixed_struct_fails() {
   const int structs = 1400;
   const int packed_bytes = structs * 12;
@@ -92,6 +115,7 @@ void measure_mpi_quirks() {
 
   measured.request_errors_on_world = wait_errors_reach_world();
   measured.packed_into_mixed_struct = packed_into_mixed_struct_fails();
+  measured.truncation_overruns_contiguous = truncation_overruns();
 }
 
 WorldErrorCounter::WorldErrorCounter() {

@@ -22,6 +22,10 @@ struct MpiQuirks {
   // types: it fails with MPI_ERR_TRUNCATE, so the library's own MPI_Bsend of such data fails
   // (MPICH 4.0 beyond about 8 KiB).
   bool packed_into_mixed_struct = false;
+  // A large message truncated into a contiguous receive buffer is written past the buffer's
+  // end (Open MPI 4.1's shared-memory single-copy path). gddt receives staged messages into
+  // contiguous buffers, so a truncated large receive corrupts memory under it too.
+  bool truncation_overruns_contiguous = false;
 };
 
 // Measures the quirks (collective over MPI_COMM_WORLD; the Suite calls it once at start).

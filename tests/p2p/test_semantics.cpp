@@ -370,6 +370,12 @@ void truncation(const Context& context, const TypeCatalog& types) {
   const Shape shapes[] = {{"small", 2, 20}, {"large", 4096, 51000}};
   int tag = 0;
   for (const Shape& shape : shapes) {
+    if (shape.vectors_sent > 1000 && mpi_quirks().truncation_overruns_contiguous) {
+      note(std::string("truncated ") + shape.what +
+           " message not tried: the MPI library writes past a contiguous receive buffer when it"
+           " truncates a large message (measured through PMPI), and gddt receives into one");
+      continue;
+    }
     RingMessage blocking(context, vector, shape.vectors_sent, gaps, shape.structs_posted, tag++);
     RingMessage waited(context, vector, shape.vectors_sent, gaps, shape.structs_posted, tag++);
     RingMessage waited_all(context, vector, shape.vectors_sent, gaps, shape.structs_posted, tag++);
