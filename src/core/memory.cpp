@@ -6,14 +6,17 @@
 // device memory only after a new mapping, and every mapping the CUDA driver makes passes
 // through gddt's mmap. That is checked once per process (a device allocation must be seen
 // mapping memory, and UCX, which patches mmap calls past gddt, must be absent); where it
-// does not hold, host answers are not cached and every miss asks the driver.
+// does not hold, host answers are not cached and every miss asks the driver. Where it holds,
+// the device ranges are checked the same way: one learnt before the latest mapping change is
+// asked about again, so memory freed with cudaFree and reused by malloc is not taken for
+// device memory.
 //
-// Stale ranges: after cudaFree the driver may hand the same addresses to a new allocation
-// on another device or of another kind, and a cached range would then answer wrongly. A
-// hit could be re-validated with CU_POINTER_ATTRIBUTE_BUFFER_ID, but that is a driver
-// call costing about as much as the query the cache saves, so hits are trusted. Memory
-// gddt frees itself is invalidated here (pool.cpp); applications that free and reallocate
-// buffers they pass to MPI between calls can set GDDT_MEMORY_CACHE=0.
+// Stale ranges where the driver's mappings are not seen (UCX present): after cudaFree the
+// driver may hand the same addresses to a new allocation of another kind, and a cached range
+// would answer wrongly. Re-validating each hit (CU_POINTER_ATTRIBUTE_BUFFER_ID) costs about as
+// much as the query the cache saves, so such hits are trusted. Memory gddt frees itself is
+// invalidated here (pool.cpp); applications that free and reallocate buffers they pass to
+// MPI between calls can set GDDT_MEMORY_CACHE=0 there.
 #include "core/memory.hpp"
 
 #include <atomic>
@@ -35,26 +38,49 @@ namespace {
 struct Range {
   std::uintptr_t end;  // one past the last byte
   Kind kind;
+  std::uint64_t epoch;  // address_space::epoch() when the driver described it
 };
+
+// Whether host answers may be cached: the CUDA driver's mappings must be seen.
+bool host_answers_cacheable() {
+  static const bool cacheable = [] {
+    if (!config::settings().memory_cache) return false;
+    if (dlsym(RTLD_DEFAULT, "ucm_set_event_handler") != nullptr) {
+      GDDT_LOG(kInfo, "UCX memory hooks present: host memory answers are not cached");
+      return false;
+    }
+    const std::uint64_t before = address_space::epoch();
+    void* probe = nullptr;
+    if (is_error(gpu::device_alloc(0, std::size_t{64} << 20, &probe))) return false;
+    gpu::device_free(0, probe);
+    const bool seen = address_space::epoch() != before;
+    GDDT_LOG(kInfo, "CUDA driver mappings %s: host memory answers %s cached", seen ? "seen" : "not seen",
+             seen ? "are" : "are not");
+    return seen;
+  }();
+  return cacheable;
+}
 
 class RangeCache {
  public:
-  bool find(std::uintptr_t address, Kind* kind) const {
+  // A range learnt at another epoch than `epoch` does not answer: the allocation may have
+  // been freed and its addresses mapped again since (when the driver's mappings are seen).
+  bool find(std::uintptr_t address, std::uint64_t epoch, Kind* kind) const {
     // With nothing cached (the common case for host-only traffic) skip the lock.
     if (entries_.load(std::memory_order_acquire) == 0) return false;
     std::shared_lock<std::shared_mutex> lock(mutex_);
     auto after = ranges_.upper_bound(address);
     if (after == ranges_.begin()) return false;
     const auto& [base, range] = *std::prev(after);
-    if (address >= range.end) return false;
+    if (address >= range.end || (range.epoch != epoch && host_answers_cacheable())) return false;
     *kind = range.kind;
     return true;
   }
 
-  void insert(std::uintptr_t base, std::size_t size, Kind kind) {
+  void insert(std::uintptr_t base, std::size_t size, Kind kind, std::uint64_t epoch) {
     std::unique_lock<std::shared_mutex> lock(mutex_);
     erase_overlapping(base, base + size);
-    ranges_.emplace(base, Range{base + size, kind});
+    ranges_.emplace(base, Range{base + size, kind, epoch});
     entries_.store(ranges_.size(), std::memory_order_release);
   }
 
@@ -104,26 +130,6 @@ class HostPages {
   std::atomic<std::uint64_t> slots_[kSlots] = {};
 };
 
-// Whether host answers may be cached: the CUDA driver's mappings must be seen.
-bool host_answers_cacheable() {
-  static const bool cacheable = [] {
-    if (!config::settings().memory_cache) return false;
-    if (dlsym(RTLD_DEFAULT, "ucm_set_event_handler") != nullptr) {
-      GDDT_LOG(kInfo, "UCX memory hooks present: host memory answers are not cached");
-      return false;
-    }
-    const std::uint64_t before = address_space::epoch();
-    void* probe = nullptr;
-    if (is_error(gpu::device_alloc(0, std::size_t{64} << 20, &probe))) return false;
-    gpu::device_free(0, probe);
-    const bool seen = address_space::epoch() != before;
-    GDDT_LOG(kInfo, "CUDA driver mappings %s: host memory answers %s cached", seen ? "seen" : "not seen",
-             seen ? "are" : "are not");
-    return seen;
-  }();
-  return cacheable;
-}
-
 HostPages& host_pages() {
   static HostPages instance;
   return instance;
@@ -150,19 +156,19 @@ Status classify(const void* ptr, Kind* kind) {
     return GDDT_OK;
   }
   const bool caching = config::settings().memory_cache;
-  if (caching && cache().find(address, kind)) {
+  const std::uint64_t epoch = address_space::epoch();
+  if (caching && cache().find(address, epoch, kind)) {
     hit_count.fetch_add(1, std::memory_order_relaxed);
     return GDDT_OK;
   }
   miss_count.fetch_add(1, std::memory_order_relaxed);
-  const std::uint64_t epoch = address_space::epoch();
   gpu::PointerInfo info;
   GDDT_CHECK(gpu::query_pointer(ptr, &info));
   *kind = Kind{info.type, info.device};
   if (info.type == GDDT_MEMORY_HOST) {
     if (host_answers_cacheable()) host_pages().insert(address, epoch);
   } else if (caching && info.size != 0) {
-    cache().insert(info.base, info.size, *kind);
+    cache().insert(info.base, info.size, *kind, epoch);
   }
   return GDDT_OK;
 }
