@@ -1,61 +1,66 @@
 #!/usr/bin/env bash
-# The GPU-machine check in one command: builds gddt against the system MPI and, when
-# .devdeps/cuda-mpi is present, against the CUDA-aware Open MPI bundle; runs every test
-# (the GPU ones included), the differential fuzzer on device, managed and pinned memory, the
-# demo, and the pack benchmark. Logs go to $OUT (or ./gpu-check-out).
-#   bash scripts/gpu-check.sh [tests] [bench] [cudampi]     (default: all three)
+# The GPU-machine check in one command. Builds gddt against the system MPI and, when
+# .devdeps/cuda-mpi is present (scripts: ../shared/device/prepare-cuda-mpi.sh), against that
+# CUDA-aware Open MPI too; runs the GPU tests (CUDA pack kernels, core GPU tests, the
+# differential fuzzer and the point-to-point suite on device, managed, pinned and mixed
+# memory) against each, the demo, and the benchmarks. Logs and CSVs go to $OUT (or
+# ./gpu-check-out).
+#   bash scripts/gpu-check.sh [tests] [bench]     (default: both)
+# PACK_BENCH_ARGS and P2P_BENCH_ARGS pass options to the two benchmarks (default: full sweeps).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-check-out}
 mkdir -p "$out"
-stages=${*:-tests bench cudampi}
-jobs=$(nproc)
+stages=${*:-tests bench}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+gpu_tests='cuda|Gpu|device|managed|pinned|mixed'
 status=0
-ompi_root_flags=(--allow-run-as-root --oversubscribe)
 
-build() {  # build DIR MPICC MPICXX [extra cmake args]
-  local dir=$1 cc=$2 cxx=$3; shift 3
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMPI_C_COMPILER="$cc" \
-    -DMPI_CXX_COMPILER="$cxx" -DGDDT_CUDA_ARCHITECTURES=90 "$@" >"$dir.configure.log" 2>&1 &&
-    cmake --build "$dir" -j "$jobs" >"$dir.build.log" 2>&1 ||
-    { echo "BUILD FAILED in $dir"; tail -n 40 "$dir.configure.log" "$dir.build.log"; return 1; }
-}
-
-run_suite() {  # run_suite DIR LABEL MPIEXEC
-  local dir=$1 label=$2 mpiexec=$3
-  echo "=== [$label] ctest"
-  (cd "$dir" && ctest --output-on-failure -j 4 2>&1 | tail -n 60) || status=1
-  for mem in device managed pinned; do
-    for ranks in 1 2; do
-      echo "=== [$label] fuzzer --memory $mem, $ranks rank(s)"
-      GDDT_PACK_HOST=gddt $mpiexec "${ompi_root_flags[@]}" -n $ranks "$dir/tests/mpi/gddt-fuzz-pack" \
-        --memory "$mem" --types 3000 --quiet 2>&1 | tail -n 6 || status=1
-    done
-  done
-  echo "=== [$label] demo"
-  $mpiexec "${ompi_root_flags[@]}" -n 2 "$dir/examples/gddt-demo" 128 2>&1 || status=1
+build() {  # build DIR JOBS [cmake args]
+  local dir=$1 jobs=$2
+  shift 2
+  { cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGDDT_CUDA_ARCHITECTURES=90 "$@" &&
+    cmake --build "$dir" -j "$jobs"; } >"$dir.log" 2>&1 || { echo "BUILD FAILED: $dir"; tail -n 40 "$dir.log"; return 1; }
 }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
-if [[ $stages == *tests* || $stages == *bench* ]]; then
-  build build/gpu-sysmpi mpicc mpicxx || exit 1
-  build/gpu-sysmpi/tools/gddt-info | head -n 40
+mkdir -p build
+build build/gpu-sysmpi "$(nproc)" -DMPI_C_COMPILER=mpicc -DMPI_CXX_COMPILER=mpicxx &
+sys_build=$!
+if [[ -f .devdeps/cuda-mpi/env.sh ]]; then
+  (source .devdeps/cuda-mpi/env.sh &&
+    build build/gpu-cudampi "$(nproc)" -DGDDT_BUILD_BENCH=OFF "-DMPI_C_COMPILER=$(command -v mpicc)" \
+      "-DMPI_CXX_COMPILER=$(command -v mpicxx)" "-DMPIEXEC_EXECUTABLE=$(command -v mpiexec)" \
+      "-DMPIEXEC_PREFLAGS=-x;LD_LIBRARY_PATH;-x;UCX_MODULE_DIR;--mca;pml;ucx") &
+  cuda_build=$!
 fi
+wait $sys_build || exit 1
+build/gpu-sysmpi/tools/gddt-info | sed -n '/^MPI/,$p'
+
 if [[ $stages == *tests* ]]; then
-  run_suite build/gpu-sysmpi system-openmpi mpiexec 2>&1 | tee "$out/tests-system-mpi.log"
-fi
-if [[ $stages == *cudampi* && -f .devdeps/cuda-mpi/env.sh ]]; then
-  (
-    source .devdeps/cuda-mpi/env.sh
-    build build/gpu-cudampi "$(command -v mpicc)" "$(command -v mpicxx)" || exit 1
-    build/gpu-cudampi/tools/gddt-info | grep -i -E "mpi|cuda" | head -n 10
-    run_suite build/gpu-cudampi cuda-aware-openmpi "mpiexec -x LD_LIBRARY_PATH -x UCX_MODULE_DIR --mca pml ucx"
-  ) 2>&1 | tee "$out/tests-cuda-mpi.log"
+  echo "=== system Open MPI: GPU tests"
+  (cd build/gpu-sysmpi && ctest -j 4 --timeout 300 -R "$gpu_tests" --output-on-failure) >"$out/tests-system-mpi.log" 2>&1 || status=1
+  grep -E "tests passed|\*\*\*|fuzz: [0-9]+ passed" "$out/tests-system-mpi.log" | tail -n 25
+  echo "=== demo"
+  mpiexec -n 2 build/gpu-sysmpi/examples/gddt-demo 256 2>&1 | tail -n 8
+  if [[ -n ${cuda_build:-} ]] && wait $cuda_build; then
+    echo "=== CUDA-aware Open MPI (bundle): GPU tests"
+    (source .devdeps/cuda-mpi/env.sh && build/gpu-cudampi/tools/gddt-info | grep -A1 "^MPI" &&
+      cd build/gpu-cudampi && ctest -j 4 --timeout 300 -R "$gpu_tests" --output-on-failure) \
+      >"$out/tests-cuda-mpi.log" 2>&1 || status=1
+    grep -E "CUDA-aware|tests passed|\*\*\*|fuzz: [0-9]+ passed" "$out/tests-cuda-mpi.log" | tail -n 25
+  fi
 fi
 if [[ $stages == *bench* ]]; then
   echo "=== pack benchmark"
-  mpiexec "${ompi_root_flags[@]}" -n 1 build/gpu-sysmpi/bench/gddt-bench-pack --csv "$out/pack.csv" \
-    2>&1 | tee "$out/pack-bench.txt"
+  mpiexec -n 1 build/gpu-sysmpi/bench/gddt-bench-pack ${PACK_BENCH_ARGS:-} --csv "$out/pack.csv" >"$out/pack-bench.txt" 2>&1 || status=1
+  tail -n 60 "$out/pack-bench.txt"
+  echo "=== point-to-point benchmark (system Open MPI)"
+  mpiexec -n 2 build/gpu-sysmpi/bench/gddt-bench ${P2P_BENCH_ARGS:-} --csv "$out/p2p.csv" >"$out/p2p-bench.txt" 2>&1 || status=1
+  grep -A12 -E "^Targets" "$out/p2p-bench.txt"
+  echo "=== host 8-byte ping-pong without and with gddt"
+  mpiexec -n 2 build/gpu-sysmpi/bench/gddt-bench-nolink --host-pingpong 2>&1 | tail -n 1
+  mpiexec -n 2 -x LD_PRELOAD="$PWD/build/gpu-sysmpi/src/libgddt.so" build/gpu-sysmpi/bench/gddt-bench-nolink \
+    --host-pingpong 2>&1 | tail -n 1
 fi
-grep -h -E "FAILED|WRONG|failed|Error" "$out"/*.log 2>/dev/null | grep -v " 0 failed" | head -n 20
 exit $status
