@@ -257,6 +257,19 @@ void forget(MPI_Message message) {
 
 }  // namespace messages
 
+// The receive side of a matched message (MPI_Mrecv, MPI_Imrecv).
+int prepare_matched(void* buf, int count, MPI_Datatype datatype, const MPI_Message* message, Side* side) {
+  if (message == nullptr || *message == MPI_MESSAGE_NO_PROC) {
+    side->buffer = buf;
+    side->count = count;
+    side->datatype = datatype;
+    return MPI_SUCCESS;
+  }
+  int rc = prepare(Operation::Kind::kReceive, false, buf, count, datatype, 0, messages::comm_of(*message), side);
+  if (rc == MPI_SUCCESS) messages::forget(*message);
+  return rc;
+}
+
 }  // namespace
 
 int send(BlockingSend call, bool buffered, const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
@@ -325,28 +338,22 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int 
 
 int mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status) {
   Side side;
-  if (message != nullptr && *message != MPI_MESSAGE_NO_PROC) {
-    int rc = prepare(Operation::Kind::kReceive, false, buf, count, datatype, 0, messages::comm_of(*message), &side);
-    if (rc != MPI_SUCCESS) return rc;
-    messages::forget(*message);
-  }
+  int rc = prepare_matched(buf, count, datatype, message, &side);
+  if (rc != MPI_SUCCESS) return rc;
   if (!side.operation) return PMPI_Mrecv(buf, count, datatype, message, status);
   MPI_Status local;
   MPI_Status* st = status_or_local(status, &local);
-  int rc = PMPI_Mrecv(side.buffer, side.count, side.datatype, message, st);
+  rc = PMPI_Mrecv(side.buffer, side.count, side.datatype, message, st);
   int done = finish(*side.operation, rc, *st);
   return rc != MPI_SUCCESS ? rc : done;
 }
 
 int imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request) {
   Side side;
-  if (message != nullptr && *message != MPI_MESSAGE_NO_PROC) {
-    int rc = prepare(Operation::Kind::kReceive, false, buf, count, datatype, 0, messages::comm_of(*message), &side);
-    if (rc != MPI_SUCCESS) return rc;
-    messages::forget(*message);
-  }
+  int rc = prepare_matched(buf, count, datatype, message, &side);
+  if (rc != MPI_SUCCESS) return rc;
   if (!side.operation) return PMPI_Imrecv(buf, count, datatype, message, request);
-  int rc = PMPI_Imrecv(side.buffer, side.count, side.datatype, message, request);
+  rc = PMPI_Imrecv(side.buffer, side.count, side.datatype, message, request);
   if (rc == MPI_SUCCESS) return track(std::move(side.operation), false, *request);
   return rc;
 }

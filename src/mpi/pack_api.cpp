@@ -187,52 +187,50 @@ Status classify_typed(MPI_Datatype datatype, const void* first, memory::Kind* ki
   return memory::classify(first, kind);
 }
 
-int pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
-         int* position, MPI_Comm comm) {
-  if ((!gpu::available() && !host_packing_by_gddt()) || comm == MPI_COMM_NULL)
-    return PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
+namespace {
+
+// What MPI_Pack and MPI_Unpack share. `forward` hands the call to the library, `move` moves
+// the bytes of a datatype gddt expresses, `bounce` those of one it does not.
+template <typename Forward, typename Move, typename Bounce>
+int pack_or_unpack(const void* typed, int count, MPI_Datatype datatype, const void* packed, int packed_size,
+                   int* position, MPI_Comm comm, Forward&& forward, Move&& move, Bounce&& bounce) {
+  if ((!gpu::available() && !host_packing_by_gddt()) || comm == MPI_COMM_NULL) return forward();
   Plan plan;
-  Status status = plan_transfer(inbuf, incount, datatype, outbuf, outsize, position, &plan);
+  Status status = plan_transfer(typed, count, datatype, packed, packed_size, position, &plan);
   if (is_error(status)) return raise(comm, status);
   if (plan.bytes == 0) return MPI_SUCCESS;
-  if (on_host_only(plan) && !(host_packing_by_gddt() && plan.expressible))
-    return PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
-
-  char* out = static_cast<char*>(outbuf) + *position;
-  if (plan.expressible) {
-    pack::Window window{plan.layout.get(), incount, 0, plan.bytes};
-    status = protocol::pack(window, inbuf, plan.typed, out, plan.packed, nullptr,
-                            protocol::choose(plan.typed, plan.packed, plan.bytes));
-  } else {
-    status = bounce_pack(plan, incount, datatype, out, comm);
-  }
+  if (on_host_only(plan) && !(host_packing_by_gddt() && plan.expressible)) return forward();
+  const protocol::Way way = protocol::choose(plan.typed, plan.packed, plan.bytes);
+  status = plan.expressible ? move(plan, pack::Window{plan.layout.get(), count, 0, plan.bytes}, way) : bounce(plan);
   if (is_error(status)) return raise(comm, status);
   *position += static_cast<int>(plan.bytes);
   return MPI_SUCCESS;
 }
 
+}  // namespace
+
+int pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
+         int* position, MPI_Comm comm) {
+  char* out = static_cast<char*>(outbuf) + (position != nullptr ? *position : 0);
+  return pack_or_unpack(
+      inbuf, incount, datatype, outbuf, outsize, position, comm,
+      [&] { return PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm); },
+      [&](const Plan& plan, const pack::Window& window, protocol::Way way) {
+        return protocol::pack(window, inbuf, plan.typed, out, plan.packed, nullptr, way);
+      },
+      [&](const Plan& plan) { return bounce_pack(plan, incount, datatype, out, comm); });
+}
+
 int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,
            MPI_Datatype datatype, MPI_Comm comm) {
-  if ((!gpu::available() && !host_packing_by_gddt()) || comm == MPI_COMM_NULL)
-    return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
-  Plan plan;
-  Status status = plan_transfer(outbuf, outcount, datatype, inbuf, insize, position, &plan);
-  if (is_error(status)) return raise(comm, status);
-  if (plan.bytes == 0) return MPI_SUCCESS;
-  if (on_host_only(plan) && !(host_packing_by_gddt() && plan.expressible))
-    return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
-
-  const char* in = static_cast<const char*>(inbuf) + *position;
-  if (plan.expressible) {
-    pack::Window window{plan.layout.get(), outcount, 0, plan.bytes};
-    status = protocol::unpack(window, outbuf, plan.typed, in, plan.packed, nullptr,
-                              protocol::choose(plan.typed, plan.packed, plan.bytes));
-  } else {
-    status = bounce_unpack(plan, in, outcount, datatype, comm);
-  }
-  if (is_error(status)) return raise(comm, status);
-  *position += static_cast<int>(plan.bytes);
-  return MPI_SUCCESS;
+  const char* in = static_cast<const char*>(inbuf) + (position != nullptr ? *position : 0);
+  return pack_or_unpack(
+      outbuf, outcount, datatype, inbuf, insize, position, comm,
+      [&] { return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm); },
+      [&](const Plan& plan, const pack::Window& window, protocol::Way way) {
+        return protocol::unpack(window, outbuf, plan.typed, in, plan.packed, nullptr, way);
+      },
+      [&](const Plan& plan) { return bounce_unpack(plan, in, outcount, datatype, comm); });
 }
 
 int pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) {

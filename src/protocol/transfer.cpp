@@ -133,42 +133,43 @@ Way choose(memory::Kind typed, memory::Kind packed, std::int64_t bytes) {
   return Way::kPipelined;
 }
 
-Status pack(const pack::Window& w, const void* typed, memory::Kind typed_kind, void* packed,
-            memory::Kind packed_kind, gpu::Stream stream, Way way) {
+namespace {
+
+// Both directions share everything but the backend call and the pipeline's stage order.
+template <bool kPacking>
+Status transfer(const pack::Window& w, char* typed, memory::Kind typed_kind, char* packed, memory::Kind packed_kind,
+                gpu::Stream stream, Way way) {
   if (w.length == 0) return GDDT_OK;
-  log_choice("pack", w, typed_kind, packed_kind, way);
-  if (way == Way::kHost) return pack::host_backend().pack(w, typed, packed, nullptr);
+  log_choice(kPacking ? "pack" : "unpack", w, typed_kind, packed_kind, way);
+  auto backend_call = [&](const pack::Backend& backend, gpu::Stream s) {
+    return kPacking ? backend.pack(w, typed, packed, s) : backend.unpack(w, typed, packed, s);
+  };
+  if (way == Way::kHost) return backend_call(pack::host_backend(), nullptr);
   const bool gpu_involved = typed_kind.is_device() || packed_kind.is_device();
   if (gpu_involved && !gpu::available()) return GDDT_ERR_NO_DEVICE;
-  gpu::DeviceGuard guard(gpu_involved ? device_of(typed_kind, packed_kind) : -1);
-  if (way != Way::kPipelined) {
-    return in_place(device_of(typed_kind, packed_kind), stream,
-                    [&](gpu::Stream s) { return pack::cuda_backend().pack(w, typed, packed, s); });
-  }
+  const int device = gpu_involved ? device_of(typed_kind, packed_kind) : -1;
+  gpu::DeviceGuard guard(device);
+  if (way != Way::kPipelined)
+    return in_place(device, stream, [&](gpu::Stream s) { return backend_call(pack::cuda_backend(), s); });
   Lanes lanes;
   GDDT_CHECK(open_lanes(typed_kind, packed_kind, stream, &lanes));
   Slots slots;
   GDDT_CHECK(slots.acquire(lanes, w.length));
-  return pipelined_pack(w, typed, static_cast<char*>(packed), lanes, slots);
+  return kPacking ? pipelined_pack(w, typed, packed, lanes, slots) : pipelined_unpack(w, typed, packed, lanes, slots);
+}
+
+}  // namespace
+
+Status pack(const pack::Window& w, const void* typed, memory::Kind typed_kind, void* packed,
+            memory::Kind packed_kind, gpu::Stream stream, Way way) {
+  return transfer<true>(w, const_cast<char*>(static_cast<const char*>(typed)), typed_kind, static_cast<char*>(packed),
+                        packed_kind, stream, way);
 }
 
 Status unpack(const pack::Window& w, void* typed, memory::Kind typed_kind, const void* packed,
               memory::Kind packed_kind, gpu::Stream stream, Way way) {
-  if (w.length == 0) return GDDT_OK;
-  log_choice("unpack", w, typed_kind, packed_kind, way);
-  if (way == Way::kHost) return pack::host_backend().unpack(w, typed, packed, nullptr);
-  const bool gpu_involved = typed_kind.is_device() || packed_kind.is_device();
-  if (gpu_involved && !gpu::available()) return GDDT_ERR_NO_DEVICE;
-  gpu::DeviceGuard guard(gpu_involved ? device_of(typed_kind, packed_kind) : -1);
-  if (way != Way::kPipelined) {
-    return in_place(device_of(typed_kind, packed_kind), stream,
-                    [&](gpu::Stream s) { return pack::cuda_backend().unpack(w, typed, packed, s); });
-  }
-  Lanes lanes;
-  GDDT_CHECK(open_lanes(typed_kind, packed_kind, stream, &lanes));
-  Slots slots;
-  GDDT_CHECK(slots.acquire(lanes, w.length));
-  return pipelined_unpack(w, typed, static_cast<const char*>(packed), lanes, slots);
+  return transfer<false>(w, static_cast<char*>(typed), typed_kind, const_cast<char*>(static_cast<const char*>(packed)),
+                         packed_kind, stream, way);
 }
 
 }  // namespace gddt::protocol
