@@ -55,7 +55,7 @@ int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI
   if (!(gpu::available() || host_through_gddt()) || peer == MPI_PROC_NULL || count == 0 || comm == MPI_COMM_NULL)
     return MPI_SUCCESS;
   if (count < 0) return raise(comm, GDDT_ERR_COUNT);
-  if (type::is_plain_named(datatype) && !host_through_gddt() && buf != nullptr) {
+  if (type::is_plain_named(datatype) && !host_through_gddt() && !buffered && buf != nullptr) {
     // The hot path of ordinary traffic: contiguous data the library can take as it is, from
     // host memory always, from device memory when it is CUDA-aware.
     if (library_cuda_aware() && protocol::device_route_forced() == protocol::Route::kForward) return MPI_SUCCESS;
@@ -78,7 +78,9 @@ int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI
   if (is_error(status)) return raise(comm, status);
 
   protocol::Route route = protocol::choose_route(message, library_cuda_aware(), host_through_gddt());
-  if (buffered && route == protocol::Route::kDeviceStaged) route = protocol::Route::kHostStaged;
+  // Buffered modes copy into the attached buffer with the CPU: device data goes to the
+  // library only as host staging, also where it would otherwise pass through untouched.
+  if (buffered && message.kind.is_device()) route = protocol::Route::kHostStaged;
   if (route == protocol::Route::kForward) return MPI_SUCCESS;
   if (message.bytes() > INT_MAX) {
     GDDT_LOG(kError, "a message of %lld packed bytes exceeds what one MPI_PACKED message can carry",

@@ -28,8 +28,11 @@ const char* route_name(Route route) {
   return "?";
 }
 
+// As the MPI library sees it too: one block starting at the lower bound, with no room
+// around it (a subarray row is one block, but the library's engine packs it with the CPU).
 bool Message::contiguous() const {
-  return layout->shape == type::Shape::kContiguous && (count <= 1 || layout->extent == layout->size);
+  return layout->shape == type::Shape::kContiguous && layout->extent == layout->size &&
+         layout->pieces[0].offset == layout->lb;
 }
 
 Route device_route_forced() {

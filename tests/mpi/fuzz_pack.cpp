@@ -422,6 +422,17 @@ class TypeTest {
     TestBuffer typed(run_.options.memory, typed_bytes_), packed(run_.options.memory, packed_bytes_);
     packed.upload(packed_in.data(), packed_bytes_);
 
+    // Writes into an overlapping typemap are erroneous (MPI allows datatypes with overlapping
+    // entries for sending, not for receiving or unpacking); the packed image above
+    // makes them order-independent only for the expectation it was made from. The GPU unpacks
+    // in parallel, in no defined order, so there the case is counted and not judged.
+    const bool parallel_writer = run_.options.memory == MemoryKind::kDevice || run_.options.memory == MemoryKind::kManaged;
+    if (parallel_writer && expectations_.size() > 1 &&
+        std::any_of(expectations_.begin(), expectations_.end(), [&](const Typemap* map) { return overlaps(*map, count_); })) {
+      note("unpack into an overlapping typemap whose expectations disagree not judged on the GPU (erroneous in MPI)",
+           description_);
+      return;
+    }
     typed.upload(poison.data(), typed_bytes_);
     Result by_calls;
     int position = static_cast<int>(start_position_);
