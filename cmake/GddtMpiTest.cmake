@@ -8,6 +8,16 @@
 
 include_guard(GLOBAL)
 
+# What LD_PRELOAD must name for a test program that does not link gddt: libgddt.so, behind
+# AddressSanitizer's runtime in sanitized builds (preloaded libraries load before the
+# program's own, and ASan refuses to start unless its runtime comes first).
+set(GDDT_TEST_PRELOAD $<TARGET_FILE:gddt>)
+if(GDDT_SANITIZE MATCHES "address")
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so
+                  OUTPUT_VARIABLE _gddt_asan_runtime OUTPUT_STRIP_TRAILING_WHITESPACE)
+  set(GDDT_TEST_PRELOAD "${_gddt_asan_runtime}:${GDDT_TEST_PRELOAD}")
+endif()
+
 # Open MPI refuses to run as root and to start more ranks than cores unless told; the same
 # flags are errors for MPICH's launcher, so they are added for Open MPI only.
 function(_gddt_detect_open_mpi out_var)
