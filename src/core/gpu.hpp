@@ -20,6 +20,8 @@ using Event = void*;   // a cudaEvent_t
 bool available();
 bool compiled_in();
 int device_count();
+// The calling thread's current device (0 when none was set or CUDA is unusable).
+int current_device();
 
 // Driver and runtime versions as CUDA encodes them (e.g. 13000); 0 when absent.
 int driver_version();

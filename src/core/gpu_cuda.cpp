@@ -112,6 +112,12 @@ bool compiled_in() { return true; }
 bool available() { return probe().usable; }
 int device_count() { return probe().usable ? probe().devices : 0; }
 
+int current_device() {
+  int device = 0;
+  if (!available() || cuda_status(cudaGetDevice(&device), "cudaGetDevice") != GDDT_OK) return 0;
+  return device;
+}
+
 int driver_version() {
   int version = 0;
   if (cudaDriverGetVersion(&version) != cudaSuccess) {

@@ -6,6 +6,7 @@ namespace gddt::gpu {
 bool compiled_in() { return false; }
 bool available() { return false; }
 int device_count() { return 0; }
+int current_device() { return 0; }
 int driver_version() { return 0; }
 int runtime_version() { return 0; }
 std::string device_name(int) { return ""; }

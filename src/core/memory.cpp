@@ -51,8 +51,10 @@ bool host_answers_cacheable() {
     }
     const std::uint64_t before = address_space::epoch();
     void* probe = nullptr;
-    if (is_error(gpu::device_alloc(0, std::size_t{64} << 20, &probe))) return false;
-    gpu::device_free(0, probe);
+    // On the device the program uses: a context on another GPU would cost every rank memory there.
+    const int device = gpu::current_device();
+    if (is_error(gpu::device_alloc(device, std::size_t{64} << 20, &probe))) return false;
+    gpu::device_free(device, probe);
     const bool seen = address_space::epoch() != before;
     GDDT_LOG(kInfo, "CUDA driver mappings %s: host memory answers %s cached", seen ? "seen" : "not seen",
              seen ? "are" : "are not");

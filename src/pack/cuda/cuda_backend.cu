@@ -38,21 +38,12 @@ int multiprocessors(int device) {
   return count;
 }
 
-int current_device() {
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return device;
-}
-
 template <int W, typename Index>
 unsigned grid_size(const WindowWords<Index>& words) {
   constexpr std::uint64_t kTile = std::uint64_t{kThreadsPerBlock} * kWordsPerThread<W>;
   const std::uint64_t whole = words.word_end > words.word_begin ? words.word_end - words.word_begin : 0;
   const std::uint64_t tiles = (whole + kTile - 1) / kTile;
-  const auto limit = static_cast<std::uint64_t>(multiprocessors(current_device())) * kBlocksPerMultiprocessor;
+  const auto limit = static_cast<std::uint64_t>(multiprocessors(gpu::current_device())) * kBlocksPerMultiprocessor;
   return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min(tiles, limit)));
 }
 
@@ -207,7 +198,7 @@ Status move_window(const Window& w, const void* typed, const void* packed, gpu::
       return launch_strided<kUnpack>(plan.strided, typed, packed, stream);
     case WindowPlan::Kind::kBlockList: {
       PieceTable table;
-      GDDT_CHECK(device_piece_table(*w.layout, current_device(), stream, &table));
+      GDDT_CHECK(device_piece_table(*w.layout, gpu::current_device(), stream, &table));
       return launch_block_list<kUnpack>(plan.block_list, table, typed, packed, stream);
     }
   }
