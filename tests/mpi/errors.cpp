@@ -1,5 +1,6 @@
-// Error reporting of gddt's MPI_Pack, MPI_Unpack and MPI_Pack_size (run with
-// GDDT_PACK_HOST=gddt, so gddt itself handles these host buffers) and of the window API.
+// Error reporting of gddt's MPI_Pack, MPI_Unpack and MPI_Pack_size, of its point-to-point
+// calls (run with GDDT_PACK_HOST=gddt and GDDT_P2P_HOST=gddt, so gddt itself handles these host
+// buffers) and of the window API.
 // Every MPI case runs twice: with MPI_ERRORS_RETURN on the communicator (the return code
 // carries the class) and with a custom error handler (which must run exactly once, with the
 // same class).
@@ -184,7 +185,58 @@ TEST_P(PackErrors, InvalidPosition) {
   expect_error(unpack(64, &position, typed_.data(), 1, vector_), MPI_ERR_ARG);
 }
 
+// Point-to-point calls check their arguments before anything is posted (messages to this
+// rank itself, which one process can complete).
+using PointToPointErrors = PackErrors;
+
+TEST_P(PointToPointErrors, ValidExchangeSucceeds) {
+  std::vector<int> received(14, 0);
+  ASSERT_EQ(MPI_Sendrecv(typed_.data(), 2, vector_, 0, 5, received.data(), 2, vector_, 0, 5, comm_,
+                         MPI_STATUS_IGNORE),
+            MPI_SUCCESS);
+  // Two elements of 7 ints each: ints 0, 2, 4, 6 of each, the other ints are gaps.
+  for (int i = 0; i < 14; ++i) {
+    const bool data = (i % 7) % 2 == 0;
+    EXPECT_EQ(received[i], data ? typed_[i] : 0) << (data ? "int " : "gap int ") << i;
+  }
+  EXPECT_EQ(handler_calls, 0);
+}
+
+TEST_P(PointToPointErrors, NegativeCount) {
+  MPI_Request request;
+  expect_error(MPI_Send(typed_.data(), -1, vector_, 0, 1, comm_), MPI_ERR_COUNT);
+  expect_error(MPI_Isend(typed_.data(), -2, vector_, 0, 1, comm_, &request), MPI_ERR_COUNT);
+  expect_error(MPI_Recv(typed_.data(), -1, vector_, 0, 1, comm_, MPI_STATUS_IGNORE), MPI_ERR_COUNT);
+  expect_error(MPI_Irecv(typed_.data(), -1, vector_, 0, 1, comm_, &request), MPI_ERR_COUNT);
+}
+
+TEST_P(PointToPointErrors, NullAndFreedDatatypes) {
+  MPI_Datatype datatype;
+  MPI_Type_contiguous(3, MPI_INT, &datatype);
+  MPI_Type_commit(&datatype);
+  const MPI_Datatype stale = datatype;
+  MPI_Type_free(&datatype);
+  MPI_Request request;
+  for (MPI_Datatype bad : {MPI_DATATYPE_NULL, stale}) {
+    expect_error(MPI_Send(typed_.data(), 1, bad, 0, 2, comm_), MPI_ERR_TYPE);
+    expect_error(MPI_Isend(typed_.data(), 1, bad, 0, 2, comm_, &request), MPI_ERR_TYPE);
+    expect_error(MPI_Recv(typed_.data(), 1, bad, 0, 2, comm_, MPI_STATUS_IGNORE), MPI_ERR_TYPE);
+    expect_error(MPI_Send_init(typed_.data(), 1, bad, 0, 2, comm_, &request), MPI_ERR_TYPE);
+  }
+}
+
+TEST_P(PointToPointErrors, NullBufferWithData) {
+  MPI_Request request;
+  expect_error(MPI_Send(nullptr, 1, vector_, 0, 3, comm_), MPI_ERR_BUFFER);
+  expect_error(MPI_Irecv(nullptr, 1, vector_, 0, 3, comm_, &request), MPI_ERR_BUFFER);
+}
+
 INSTANTIATE_TEST_SUITE_P(Handlings, PackErrors,
+                         testing::Values(Handling::kErrorsReturn, Handling::kCustomHandler),
+                         [](const testing::TestParamInfo<Handling>& info) {
+                           return info.param == Handling::kErrorsReturn ? "ErrorsReturn" : "CustomHandler";
+                         });
+INSTANTIATE_TEST_SUITE_P(Handlings, PointToPointErrors,
                          testing::Values(Handling::kErrorsReturn, Handling::kCustomHandler),
                          [](const testing::TestParamInfo<Handling>& info) {
                            return info.param == Handling::kErrorsReturn ? "ErrorsReturn" : "CustomHandler";
