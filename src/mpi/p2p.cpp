@@ -465,22 +465,29 @@ int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[])
   return complete_all(snap, count, rc, st.data);
 }
 
-int waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+namespace {
+
+// Waitsome and Testsome differ only in the library call.
+using SomeCall = int (*)(int, MPI_Request[], int*, int[], MPI_Status[]);
+
+int complete_some_of(SomeCall call, int incount, MPI_Request requests[], int* outcount, int indices[],
+                     MPI_Status statuses[]) {
   requests::progress_detached();
   Snapshot snap(incount, requests);
-  if (!snap.any) return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+  if (!snap.any) return call(incount, requests, outcount, indices, statuses);
   StatusArray st(incount, statuses);
-  int rc = PMPI_Waitsome(incount, requests, outcount, indices, st.data);
+  int rc = call(incount, requests, outcount, indices, st.data);
   return complete_some(snap, rc, *outcount, indices, st.data);
 }
 
+}  // namespace
+
+int waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  return complete_some_of(PMPI_Waitsome, incount, requests, outcount, indices, statuses);
+}
+
 int testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
-  requests::progress_detached();
-  Snapshot snap(incount, requests);
-  if (!snap.any) return PMPI_Testsome(incount, requests, outcount, indices, statuses);
-  StatusArray st(incount, statuses);
-  int rc = PMPI_Testsome(incount, requests, outcount, indices, st.data);
-  return complete_some(snap, rc, *outcount, indices, st.data);
+  return complete_some_of(PMPI_Testsome, incount, requests, outcount, indices, statuses);
 }
 
 int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
