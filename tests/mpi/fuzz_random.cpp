@@ -74,14 +74,12 @@ class Generator {
       case Constructor::kHindexed:
       case Constructor::kIndexedBlock:
       case Constructor::kHindexedBlock: {
-        const bool in_bytes = node.constructor == Constructor::kHindexed ||
-                              node.constructor == Constructor::kHindexedBlock;
-        const bool one_blocklength = node.constructor == Constructor::kIndexedBlock ||
-                                     node.constructor == Constructor::kHindexedBlock;
+        const bool in_bytes = displacements_in_bytes(node.constructor);
+        const bool single_blocklength = one_blocklength(node.constructor);
         const int blocks = rng_.one_in(10) ? 0 : static_cast<int>(rng_.between(1, 4));
         node.blocklength = blocklength(10);
         for (int i = 0; i < blocks; ++i) {
-          if (!one_blocklength) node.blocklengths.push_back(blocklength(5));
+          if (!single_blocklength) node.blocklengths.push_back(blocklength(5));
           node.displacements.push_back(in_bytes ? byte_offset(extent) : rng_.between(-6, 6));
         }
         break;

@@ -28,6 +28,15 @@ enum class Constructor {
   kDup,
 };
 
+// The two ways the four indexed constructors differ: displacements in bytes (h-) or in child
+// extents, and one blocklength for all blocks (-_block) or one per block.
+inline bool displacements_in_bytes(Constructor c) {
+  return c == Constructor::kHindexed || c == Constructor::kHindexedBlock;
+}
+inline bool one_blocklength(Constructor c) {
+  return c == Constructor::kIndexedBlock || c == Constructor::kHindexedBlock;
+}
+
 struct TypeNode {
   Constructor constructor = Constructor::kNamed;
   MPI_Datatype named = MPI_DATATYPE_NULL;  // kNamed only

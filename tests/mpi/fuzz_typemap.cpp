@@ -208,13 +208,11 @@ bool expand_node(const TypeNode& node, const Rules& rules, Typemap* map) {
     case Constructor::kHindexed:
     case Constructor::kIndexedBlock:
     case Constructor::kHindexedBlock: {
-      const bool in_bytes = node.constructor == Constructor::kHindexed ||
-                            node.constructor == Constructor::kHindexedBlock;
-      const bool one_blocklength = node.constructor == Constructor::kIndexedBlock ||
-                                   node.constructor == Constructor::kHindexedBlock;
+      const bool in_bytes = displacements_in_bytes(node.constructor);
+      const bool single_blocklength = one_blocklength(node.constructor);
       for (size_t i = 0; i < node.displacements.size(); ++i) {
         const std::int64_t offset = in_bytes ? node.displacements[i] : node.displacements[i] * extent;
-        const int blocklength = one_blocklength ? node.blocklength : node.blocklengths[i];
+        const int blocklength = single_blocklength ? node.blocklength : node.blocklengths[i];
         if (!place_blocks(offset, blocklength)) return false;
         if (pad_every_add && blocklength > 0) builder.pad();
       }
