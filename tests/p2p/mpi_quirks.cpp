@@ -34,60 +34,64 @@ bool wait_errors_reach_world() {
   return counter.calls() > 0;
 }
 
-// Rank 0 sends 16 KiB of MPI_PACKED data to rank 1, which receives it as (int, double)
-// structs; every rank learns whether that failed.
-// Rank 0 sends 1 MiB of bytes, rank 1 receives them into a 1,000,000-byte contiguous buffer
-// that has a guard area behind it; every rank learns whether the guard was written.
-bool truncation_overruns() {
-  const int sent = 1 << 20, posted = 1000000;
+// Runs a two-rank probe on a private communicator that returns errors: `probe(comm, rank)`
+// answers on rank 1 whether the library misbehaved, and every rank learns the answer.
+template <typename Probe>
+bool rank_1_observes(Probe&& probe) {
   MPI_Comm comm;
   PMPI_Comm_dup(MPI_COMM_WORLD, &comm);
   PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   int rank = 0;
   PMPI_Comm_rank(comm, &rank);
-  int overran = 0;
-  if (rank == 0) {
-    std::vector<char> data(sent, 1);
-    PMPI_Send(data.data(), sent, MPI_BYTE, 1, 0, comm);
-  } else if (rank == 1) {
-    std::vector<char> buffer(2 * sent, 0);
-    PMPI_Recv(buffer.data(), posted, MPI_BYTE, 0, 0, comm, MPI_STATUS_IGNORE);
-    for (std::size_t i = posted; i < buffer.size() && !overran; ++i) overran = buffer[i] != 0;
-  }
-  PMPI_Bcast(&overran, 1, MPI_INT, 1, comm);
+  int observed = probe(comm, rank) ? 1 : 0;
+  PMPI_Bcast(&observed, 1, MPI_INT, 1, comm);
   PMPI_Comm_free(&comm);
-  return overran != 0;
+  return observed != 0;
 }
 
+// Rank 0 sends 1 MiB of bytes, rank 1 receives them into a 1,000,000-byte contiguous buffer
+// that has a guard area behind it: was the guard written?
+bool truncation_overruns() {
+  return rank_1_observes([](MPI_Comm comm, int rank) {
+    const int sent = 1 << 20, posted = 1000000;
+    if (rank == 0) {
+      std::vector<char> data(sent, 1);
+      PMPI_Send(data.data(), sent, MPI_BYTE, 1, 0, comm);
+    } else if (rank == 1) {
+      std::vector<char> buffer(2 * sent, 0);
+      PMPI_Recv(buffer.data(), posted, MPI_BYTE, 0, 0, comm, MPI_STATUS_IGNORE);
+      for (std::size_t i = posted; i < buffer.size(); ++i)
+        if (buffer[i] != 0) return true;
+    }
+    return false;
+  });
+}
+
+// Rank 0 sends 16 KiB of MPI_PACKED data to rank 1, which receives it as (int, double)
+// structs: did that fail?
 bool packed_into_mixed_struct_fails() {
-  const int structs = 1400;
-  const int packed_bytes = structs * 12;
-  MPI_Comm comm;
-  PMPI_Comm_dup(MPI_COMM_WORLD, &comm);
-  PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-  int rank = 0;
-  PMPI_Comm_rank(comm, &rank);
-  int failed = 0;
-  if (rank == 0) {
-    std::vector<char> packed(packed_bytes);
-    PMPI_Send(packed.data(), packed_bytes, MPI_PACKED, 1, 0, comm);
-  } else if (rank == 1) {
-    const int blocks[] = {1, 1};
-    const MPI_Aint displacements[] = {0, 4};
-    const MPI_Datatype types[] = {MPI_INT, MPI_DOUBLE};
-    MPI_Datatype pair, packed_pair;
-    PMPI_Type_create_struct(2, blocks, displacements, types, &pair);
-    PMPI_Type_create_resized(pair, 0, 12, &packed_pair);
-    PMPI_Type_commit(&packed_pair);
-    std::vector<char> received(packed_bytes);
-    failed = PMPI_Recv(received.data(), structs, packed_pair, 0, 0, comm, MPI_STATUS_IGNORE) !=
-             MPI_SUCCESS;
-    PMPI_Type_free(&packed_pair);
-    PMPI_Type_free(&pair);
-  }
-  PMPI_Bcast(&failed, 1, MPI_INT, 1, comm);
-  PMPI_Comm_free(&comm);
-  return failed != 0;
+  return rank_1_observes([](MPI_Comm comm, int rank) {
+    const int structs = 1400;
+    const int packed_bytes = structs * 12;
+    bool failed = false;
+    if (rank == 0) {
+      std::vector<char> packed(packed_bytes);
+      PMPI_Send(packed.data(), packed_bytes, MPI_PACKED, 1, 0, comm);
+    } else if (rank == 1) {
+      const int blocks[] = {1, 1};
+      const MPI_Aint displacements[] = {0, 4};
+      const MPI_Datatype types[] = {MPI_INT, MPI_DOUBLE};
+      MPI_Datatype pair, packed_pair;
+      PMPI_Type_create_struct(2, blocks, displacements, types, &pair);
+      PMPI_Type_create_resized(pair, 0, 12, &packed_pair);
+      PMPI_Type_commit(&packed_pair);
+      std::vector<char> received(packed_bytes);
+      failed = PMPI_Recv(received.data(), structs, packed_pair, 0, 0, comm, MPI_STATUS_IGNORE) != MPI_SUCCESS;
+      PMPI_Type_free(&packed_pair);
+      PMPI_Type_free(&pair);
+    }
+    return failed;
+  });
 }
 
 MpiQuirks& quirks() {
