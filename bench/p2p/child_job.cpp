@@ -83,6 +83,16 @@ std::string describe_exit(const Exit& exit, double timeout_seconds) {
   return "";
 }
 
+// The last non-blank line of a child's log, so that a report read elsewhere says why it failed.
+std::string last_line_of(const std::string& path) {
+  std::ifstream log(path);
+  std::string line, last;
+  while (std::getline(log, line)) {
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  }
+  return last.size() > 200 ? last.substr(0, 200) + "..." : last;
+}
+
 }  // namespace
 
 ChildReportWriter::ChildReportWriter(const std::string& path) : file_(std::fopen(path.c_str(), "w")) {
@@ -184,7 +194,8 @@ ChildJob run_child_job(const Options& options, Method method, const MemoryPair& 
     result.points.emplace_back(point, measurement);
   }
   if (!result.trouble.empty()) {
-    result.trouble += "; log: " + log_path;
+    const std::string last = last_line_of(log_path);
+    result.trouble += "; log: " + log_path + (last.empty() ? "" : " (last line: " + last + ")");
   } else {
     std::remove(log_path.c_str());
     std::remove(report_path.c_str());

@@ -60,6 +60,7 @@ bool set_by_running_launcher(const char* entry) {
     if (starts_with(entry, prefix)) return true;
   }
   if (!starts_with(entry, "OMPI_")) return false;
+  if (starts_with(entry, "OMPI_ALLOW_RUN_AS_ROOT")) return false;  // the user's, needed by the child's mpiexec
   if (!starts_with(entry, "OMPI_MCA_")) return true;  // OMPI_COMM_WORLD_RANK, OMPI_FILE_LOCATION...
   static const char* const kLauncherMca[] = {"OMPI_MCA_orte_", "OMPI_MCA_ess", "OMPI_MCA_pmix", "OMPI_MCA_prte",
                                              "OMPI_MCA_initial_wdir="};
