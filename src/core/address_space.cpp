@@ -10,21 +10,20 @@
 #include "gddt/gddt.h"
 
 namespace gddt::address_space {
-namespace {
 
 // Constant-initialized: the wrappers below may run before any constructor of this library.
-std::atomic<std::uint64_t> counter{0};
+std::atomic<std::uint64_t> detail::epoch_counter{0};
+
+namespace {
 
 // Bumped before and after the system call: a reader that saw the epoch of either side of
 // the call also sees the mapping's effect once it asks the driver.
 struct Bump {
-  Bump() { counter.fetch_add(1, std::memory_order_acq_rel); }
-  ~Bump() { counter.fetch_add(1, std::memory_order_acq_rel); }
+  Bump() { detail::epoch_counter.fetch_add(1, std::memory_order_acq_rel); }
+  ~Bump() { detail::epoch_counter.fetch_add(1, std::memory_order_acq_rel); }
 };
 
 }  // namespace
-
-std::uint64_t epoch() { return counter.load(std::memory_order_acquire); }
 
 }  // namespace gddt::address_space
 

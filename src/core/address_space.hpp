@@ -6,10 +6,15 @@
 // the driver maps something.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 namespace gddt::address_space {
 
-std::uint64_t epoch();
+namespace detail {
+extern std::atomic<std::uint64_t> epoch_counter;  // read inline: the interposer's hot path asks it
+}
+
+inline std::uint64_t epoch() { return detail::epoch_counter.load(std::memory_order_acquire); }
 
 }  // namespace gddt::address_space

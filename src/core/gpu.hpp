@@ -31,6 +31,10 @@ std::string device_name(int device);
 // Whether `device` can address memory on `peer` directly (cudaDeviceCanAccessPeer).
 bool can_access_peer(int device, int peer);
 
+// Whether this process has a CUDA context (the primary context of a device, or one current
+// on the calling thread). Asked of the driver without creating one; once true, always true.
+bool context_exists();
+
 struct PointerInfo {
   gddt_memory_type_t type = GDDT_MEMORY_HOST;
   int device = -1;               // owning device of device/managed memory, -1 otherwise
@@ -58,6 +62,8 @@ class DeviceGuard {
 // legacy default stream so work the user queued there is ordered before ours).
 Status library_stream(int device, Stream* stream);
 Status stream_synchronize(Stream stream);
+// Sets *done to whether all work queued on `stream` has finished, without waiting.
+Status stream_query(Stream stream, bool* done);
 
 // Streams and events for the chunk pipelines (created once, reused by their owners).
 // Streams are non-blocking with respect to the legacy default stream: pipelines order

@@ -57,27 +57,29 @@ const Probe& probe() {
 
 bool valid_device(int device) { return available() && device >= 0 && device < probe().devices; }
 
+// A driver function, fetched through the runtime (libcuda is never linked); null when the
+// driver lacks it. The 12.0 ABI is asked for, so older 12.x drivers answer too.
+template <typename Function>
+Function driver_function(const char* name) {
+  void* symbol = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+  cudaError_t error = cudaGetDriverEntryPointByVersion(name, &symbol, 12000, cudaEnableDefault, &found);
+#else
+  cudaError_t error = cudaGetDriverEntryPoint(name, &symbol, cudaEnableDefault, &found);
+#endif
+  if (error != cudaSuccess || found != cudaDriverEntryPointSuccess) {
+    cudaGetLastError();
+    GDDT_LOG(kInfo, "the CUDA driver has no %s", name);
+    return nullptr;
+  }
+  return reinterpret_cast<Function>(symbol);
+}
+
 using PointerGetAttribute = CUresult (*)(void* data, CUpointer_attribute attribute, CUdeviceptr ptr);
 
 PointerGetAttribute pointer_get_attribute() {
-  static const PointerGetAttribute function = []() -> PointerGetAttribute {
-    void* symbol = nullptr;
-    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-#if CUDART_VERSION >= 12050
-    // cuPointerGetAttribute kept its ABI since CUDA 4; ask for the 12.0 one so older
-    // 12.x drivers answer too.
-    cudaError_t error = cudaGetDriverEntryPointByVersion("cuPointerGetAttribute", &symbol, 12000,
-                                                         cudaEnableDefault, &found);
-#else
-    cudaError_t error = cudaGetDriverEntryPoint("cuPointerGetAttribute", &symbol, cudaEnableDefault, &found);
-#endif
-    if (error != cudaSuccess || found != cudaDriverEntryPointSuccess) {
-      cudaGetLastError();
-      GDDT_LOG(kInfo, "cuPointerGetAttribute not found; allocation ranges unknown, memory cache unused");
-      return nullptr;
-    }
-    return reinterpret_cast<PointerGetAttribute>(symbol);
-  }();
+  static const auto function = driver_function<PointerGetAttribute>("cuPointerGetAttribute");
   return function;
 }
 
@@ -181,6 +183,30 @@ Status query_pointer(const void* ptr, PointerInfo* info) {
   return GDDT_OK;
 }
 
+bool context_exists() {
+  static std::atomic<bool> seen{false};
+  if (seen.load(std::memory_order_acquire)) return true;
+  if (!available()) return false;
+  using CtxGetCurrent = CUresult (*)(CUcontext*);
+  using DeviceGet = CUresult (*)(CUdevice*, int);
+  using PrimaryCtxGetState = CUresult (*)(CUdevice, unsigned int*, int*);
+  static const auto get_current = driver_function<CtxGetCurrent>("cuCtxGetCurrent");
+  static const auto device_get = driver_function<DeviceGet>("cuDeviceGet");
+  static const auto primary_state = driver_function<PrimaryCtxGetState>("cuDevicePrimaryCtxGetState");
+  bool exists = get_current == nullptr || device_get == nullptr || primary_state == nullptr;  // cannot tell: assume one
+  CUcontext current = nullptr;
+  if (!exists) exists = get_current(&current) == CUDA_SUCCESS && current != nullptr;
+  for (int ordinal = 0; !exists && ordinal < device_count(); ++ordinal) {
+    CUdevice device = 0;
+    unsigned int flags = 0;
+    int active = 0;
+    exists = device_get(&device, ordinal) == CUDA_SUCCESS && primary_state(device, &flags, &active) == CUDA_SUCCESS &&
+             active != 0;
+  }
+  if (exists) seen.store(true, std::memory_order_release);
+  return exists;
+}
+
 DeviceGuard::DeviceGuard(int device) {
   if (!available() || device < 0) return;
   int current = -1;
@@ -215,6 +241,13 @@ Status library_stream(int device, Stream* stream) {
 Status stream_synchronize(Stream stream) {
   if (!available()) return GDDT_ERR_NO_DEVICE;
   return cuda_status(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
+}
+
+Status stream_query(Stream stream, bool* done) {
+  if (!available()) return GDDT_ERR_NO_DEVICE;
+  const cudaError_t error = cudaStreamQuery(static_cast<cudaStream_t>(stream));
+  *done = error != cudaErrorNotReady;
+  return error == cudaErrorNotReady ? GDDT_OK : cuda_status(error, "cudaStreamQuery");
 }
 
 Status stream_create(int device, Stream* stream) {

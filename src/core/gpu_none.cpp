@@ -5,6 +5,7 @@ namespace gddt::gpu {
 
 bool compiled_in() { return false; }
 bool available() { return false; }
+bool context_exists() { return false; }
 int device_count() { return 0; }
 int current_device() { return 0; }
 int driver_version() { return 0; }
@@ -25,6 +26,10 @@ Status library_stream(int, Stream* stream) {
   return GDDT_ERR_NO_DEVICE;
 }
 Status stream_synchronize(Stream) { return GDDT_ERR_NO_DEVICE; }
+Status stream_query(Stream, bool* done) {
+  *done = true;
+  return GDDT_ERR_NO_DEVICE;
+}
 Status stream_create(int, Stream*) { return GDDT_ERR_NO_DEVICE; }
 void stream_destroy(Stream) {}
 Status event_create(Event*) { return GDDT_ERR_NO_DEVICE; }

@@ -33,6 +33,9 @@
 #include "core/gpu.hpp"
 
 namespace gddt::memory {
+
+HostPageTable host_page_table;
+
 namespace {
 
 struct Range {
@@ -41,11 +44,18 @@ struct Range {
   std::uint64_t epoch;  // address_space::epoch() when the driver described it
 };
 
+// UCX patches the mmap calls of every library to its own hooks, past gddt's mmap: then
+// address_space's epoch misses the driver's mappings.
+bool ucx_hooks_mmap() {
+  static const bool present = dlsym(RTLD_DEFAULT, "ucm_set_event_handler") != nullptr;
+  return present;
+}
+
 // Whether host answers may be cached: the CUDA driver's mappings must be seen.
 bool host_answers_cacheable() {
   static const bool cacheable = [] {
     if (!config::settings().memory_cache) return false;
-    if (dlsym(RTLD_DEFAULT, "ucm_set_event_handler") != nullptr) {
+    if (ucx_hooks_mmap()) {
       GDDT_LOG(kInfo, "UCX memory hooks present: host memory answers are not cached");
       return false;
     }
@@ -109,32 +119,17 @@ class RangeCache {
   std::atomic<std::size_t> entries_{0};
 };
 
-// Pages answered "host", direct-mapped and lock-free. A slot is one word, (page << 28) |
-// epoch mod 2^28, so a reader never sees half an entry; user-space page numbers fit in 35
-// bits on x86-64 and aarch64.
-class HostPages {
- public:
-  bool contains(std::uintptr_t address) const {
-    const std::uintptr_t page = address >> kPageShift;
-    return slots_[page % kSlots].load(std::memory_order_relaxed) == key(page, address_space::epoch());
-  }
-  void insert(std::uintptr_t address, std::uint64_t epoch) {
-    const std::uintptr_t page = address >> kPageShift;
-    slots_[page % kSlots].store(key(page, epoch), std::memory_order_relaxed);
-  }
-
- private:
-  static constexpr int kPageShift = 12;
-  static constexpr std::size_t kSlots = 4096;
-  static std::uint64_t key(std::uintptr_t page, std::uint64_t epoch) {
-    return (static_cast<std::uint64_t>(page) << 28) | (epoch & ((std::uint64_t{1} << 28) - 1));
-  }
-  std::atomic<std::uint64_t> slots_[kSlots] = {};
-};
-
-HostPages& host_pages() {
-  static HostPages instance;
-  return instance;
+// No device, managed or pinned memory exists before the process has a CUDA context, and
+// asking the runtime about a pointer could create one: hundreds of MiB on a GPU for each rank
+// of a program that never uses CUDA. Creating a context maps memory, so where gddt sees the
+// mappings a "none yet" answer holds for the address-space epoch it was found in.
+bool cuda_memory_possible() {
+  static std::atomic<std::uint64_t> none_at_epoch{~std::uint64_t{0}};
+  const std::uint64_t epoch = address_space::epoch();
+  if (none_at_epoch.load(std::memory_order_relaxed) == epoch) return false;
+  if (gpu::context_exists()) return true;
+  if (!ucx_hooks_mmap()) none_at_epoch.store(epoch, std::memory_order_relaxed);
+  return false;
 }
 
 RangeCache& cache() {
@@ -153,7 +148,7 @@ Status classify(const void* ptr, Kind* kind) {
     return GDDT_OK;
   }
   const auto address = reinterpret_cast<std::uintptr_t>(ptr);
-  if (host_pages().contains(address)) {
+  if (known_host(ptr) || !cuda_memory_possible()) {
     *kind = Kind{};
     return GDDT_OK;
   }
@@ -168,7 +163,7 @@ Status classify(const void* ptr, Kind* kind) {
   GDDT_CHECK(gpu::query_pointer(ptr, &info));
   *kind = Kind{info.type, info.device};
   if (info.type == GDDT_MEMORY_HOST) {
-    if (host_answers_cacheable()) host_pages().insert(address, epoch);
+    if (host_answers_cacheable()) host_page_table.insert(address, epoch);
   } else if (caching && info.size != 0) {
     cache().insert(info.base, info.size, *kind, epoch);
   }

@@ -3,8 +3,11 @@
 // are classified correctly.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 
+#include "core/address_space.hpp"
 #include "core/status.hpp"
 
 namespace gddt::memory {
@@ -17,6 +20,35 @@ struct Kind {
   bool device_accessible() const { return type != GDDT_MEMORY_HOST; }
   bool is_device() const { return type == GDDT_MEMORY_DEVICE || type == GDDT_MEMORY_MANAGED; }
 };
+
+// Pages classify() found to be host memory, direct-mapped and lock-free, each valid for the
+// address-space epoch it was found in. A slot is one word, (page << 28) | epoch mod 2^28, so
+// a reader never sees half an entry; user-space page numbers fit in 35 bits on x86-64 and
+// aarch64.
+class HostPageTable {
+ public:
+  bool contains(std::uintptr_t address) const {
+    const std::uintptr_t page = address >> kPageShift;
+    return slots_[page % kSlots].load(std::memory_order_relaxed) == key(page, address_space::epoch());
+  }
+  void insert(std::uintptr_t address, std::uint64_t epoch) {
+    const std::uintptr_t page = address >> kPageShift;
+    slots_[page % kSlots].store(key(page, epoch), std::memory_order_relaxed);
+  }
+
+ private:
+  static constexpr int kPageShift = 12;
+  static constexpr std::size_t kSlots = 4096;
+  static std::uint64_t key(std::uintptr_t page, std::uint64_t epoch) {
+    return (static_cast<std::uint64_t>(page) << 28) | (epoch & ((std::uint64_t{1} << 28) - 1));
+  }
+  std::atomic<std::uint64_t> slots_[kSlots] = {};
+};
+extern HostPageTable host_page_table;
+
+// True when `ptr` is known to be host memory without asking anything: cheap enough for the
+// interposer's hot path, which calls classify() when this says no.
+inline bool known_host(const void* ptr) { return host_page_table.contains(reinterpret_cast<std::uintptr_t>(ptr)); }
 
 // Classifies the byte at `ptr`. Without a usable GPU every address is host and this costs
 // a branch.

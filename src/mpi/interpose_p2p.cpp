@@ -1,25 +1,27 @@
 // The interposed point-to-point entry points: one short shim each (see p2p.hpp for what
-// gddt does with a message). MPI_Probe, MPI_Iprobe, MPI_Cancel, MPI_Test_cancelled,
+// gddt does with a message). The plain sends and receives first try the inline hot path, so
+// host traffic pays a few loads for gddt. MPI_Probe, MPI_Iprobe, MPI_Cancel, MPI_Test_cancelled,
 // MPI_Get_count and MPI_Get_elements need no shim: gddt's messages are ordinary MPI messages
 // of packed bytes, whose statuses count bytes, which the library converts to any datatype.
 #include <mpi.h>
 
 #include "mpi/interpose.hpp"
 #include "mpi/p2p.hpp"
+#include "mpi/requests.hpp"
 
 using gddt::mpi::disabled;
 namespace p2p = gddt::mpi::p2p;
 
 GDDT_MPI_ENTRY int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
-  if (disabled()) return PMPI_Send(buf, count, datatype, dest, tag, comm);
+  if (p2p::passes_through(buf, count, datatype) || disabled()) return PMPI_Send(buf, count, datatype, dest, tag, comm);
   return p2p::send(PMPI_Send, false, buf, count, datatype, dest, tag, comm);
 }
 GDDT_MPI_ENTRY int MPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
-  if (disabled()) return PMPI_Ssend(buf, count, datatype, dest, tag, comm);
+  if (p2p::passes_through(buf, count, datatype) || disabled()) return PMPI_Ssend(buf, count, datatype, dest, tag, comm);
   return p2p::send(PMPI_Ssend, false, buf, count, datatype, dest, tag, comm);
 }
 GDDT_MPI_ENTRY int MPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
-  if (disabled()) return PMPI_Rsend(buf, count, datatype, dest, tag, comm);
+  if (p2p::passes_through(buf, count, datatype) || disabled()) return PMPI_Rsend(buf, count, datatype, dest, tag, comm);
   return p2p::send(PMPI_Rsend, false, buf, count, datatype, dest, tag, comm);
 }
 GDDT_MPI_ENTRY int MPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
@@ -28,17 +30,17 @@ GDDT_MPI_ENTRY int MPI_Bsend(const void* buf, int count, MPI_Datatype datatype, 
 }
 GDDT_MPI_ENTRY int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                              MPI_Request* request) {
-  if (disabled()) return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
+  if (p2p::passes_through(buf, count, datatype) || disabled()) return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
   return p2p::isend(PMPI_Isend, false, false, buf, count, datatype, dest, tag, comm, request);
 }
 GDDT_MPI_ENTRY int MPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                              MPI_Request* request) {
-  if (disabled()) return PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
+  if (p2p::passes_through(buf, count, datatype) || disabled()) return PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
   return p2p::isend(PMPI_Issend, false, false, buf, count, datatype, dest, tag, comm, request);
 }
 GDDT_MPI_ENTRY int MPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                              MPI_Request* request) {
-  if (disabled()) return PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
+  if (p2p::passes_through(buf, count, datatype) || disabled()) return PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
   return p2p::isend(PMPI_Irsend, false, false, buf, count, datatype, dest, tag, comm, request);
 }
 GDDT_MPI_ENTRY int MPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
@@ -68,13 +70,13 @@ GDDT_MPI_ENTRY int MPI_Bsend_init(const void* buf, int count, MPI_Datatype datat
 }
 GDDT_MPI_ENTRY int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                             MPI_Status* status) {
-  if (disabled()) return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
+  if (p2p::passes_through(buf, count, datatype) || disabled()) return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
   return p2p::recv(buf, count, datatype, source, tag, comm, status);
 }
 
 GDDT_MPI_ENTRY int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                              MPI_Request* request) {
-  if (disabled()) return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
+  if (p2p::passes_through(buf, count, datatype) || disabled()) return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
   return p2p::irecv(false, buf, count, datatype, source, tag, comm, request);
 }
 
@@ -133,44 +135,44 @@ GDDT_MPI_ENTRY int MPI_Startall(int count, MPI_Request requests[]) {
 }
 
 GDDT_MPI_ENTRY int MPI_Wait(MPI_Request* request, MPI_Status* status) {
-  if (disabled()) return PMPI_Wait(request, status);
+  if (!gddt::mpi::requests::any() || disabled()) return PMPI_Wait(request, status);
   return p2p::wait(request, status);
 }
 
 GDDT_MPI_ENTRY int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  if (disabled()) return PMPI_Test(request, flag, status);
+  if (!gddt::mpi::requests::any() || disabled()) return PMPI_Test(request, flag, status);
   return p2p::test(request, flag, status);
 }
 
 GDDT_MPI_ENTRY int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
-  if (disabled()) return PMPI_Waitany(count, requests, index, status);
+  if (!gddt::mpi::requests::any() || disabled()) return PMPI_Waitany(count, requests, index, status);
   return p2p::waitany(count, requests, index, status);
 }
 
 GDDT_MPI_ENTRY int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
-  if (disabled()) return PMPI_Testany(count, requests, index, flag, status);
+  if (!gddt::mpi::requests::any() || disabled()) return PMPI_Testany(count, requests, index, flag, status);
   return p2p::testany(count, requests, index, flag, status);
 }
 
 GDDT_MPI_ENTRY int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  if (disabled()) return PMPI_Waitall(count, requests, statuses);
+  if (!gddt::mpi::requests::any() || disabled()) return PMPI_Waitall(count, requests, statuses);
   return p2p::waitall(count, requests, statuses);
 }
 
 GDDT_MPI_ENTRY int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
-  if (disabled()) return PMPI_Testall(count, requests, flag, statuses);
+  if (!gddt::mpi::requests::any() || disabled()) return PMPI_Testall(count, requests, flag, statuses);
   return p2p::testall(count, requests, flag, statuses);
 }
 
 GDDT_MPI_ENTRY int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
                                 MPI_Status statuses[]) {
-  if (disabled()) return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+  if (!gddt::mpi::requests::any() || disabled()) return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
   return p2p::waitsome(incount, requests, outcount, indices, statuses);
 }
 
 GDDT_MPI_ENTRY int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
                                 MPI_Status statuses[]) {
-  if (disabled()) return PMPI_Testsome(incount, requests, outcount, indices, statuses);
+  if (!gddt::mpi::requests::any() || disabled()) return PMPI_Testsome(incount, requests, outcount, indices, statuses);
   return p2p::testsome(incount, requests, outcount, indices, statuses);
 }
 

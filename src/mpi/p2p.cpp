@@ -1,5 +1,6 @@
 #include "mpi/p2p.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <mutex>
@@ -10,10 +11,14 @@
 #include "core/gpu.hpp"
 #include "mpi/cuda_awareness.hpp"
 #include "mpi/errors.hpp"
+#include "mpi/interpose.hpp"
 #include "mpi/pack_api.hpp"
 #include "mpi/requests.hpp"
 
 namespace gddt::mpi::p2p {
+
+std::atomic<Passage> passage{Passage::kUndecided};
+
 namespace {
 
 bool host_through_gddt() {
@@ -31,6 +36,21 @@ bool library_cuda_aware() {
     return answer;
   }();
   return aware;
+}
+
+// Decided once, at the first call that reaches prepare() (after MPI_Init, so the library can
+// be asked whether it is CUDA-aware).
+void settle_passage() {
+  if (passage.load(std::memory_order_relaxed) != Passage::kUndecided) return;
+  Passage decided = Passage::kPlainHostTypes;
+  if (disabled() || !(gpu::available() || host_through_gddt())) {
+    decided = Passage::kAll;
+  } else if (host_through_gddt()) {
+    decided = Passage::kNone;
+  } else if (library_cuda_aware() && protocol::device_route_forced() == protocol::Route::kForward) {
+    decided = Passage::kPlainTypes;
+  }
+  passage.store(decided, std::memory_order_relaxed);
 }
 
 // A NULL buffer is MPI_BOTTOM: legal only for datatypes of absolute addresses.
@@ -52,6 +72,7 @@ int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI
   side->buffer = const_cast<void*>(buf);
   side->count = count;
   side->datatype = datatype;
+  settle_passage();
   if (!(gpu::available() || host_through_gddt()) || peer == MPI_PROC_NULL || count == 0 || comm == MPI_COMM_NULL)
     return MPI_SUCCESS;
   if (count < 0) return raise(comm, GDDT_ERR_COUNT);
@@ -104,8 +125,31 @@ int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI
   return MPI_SUCCESS;
 }
 
+// From this size on a send's pack takes long enough that transfers posted before it should
+// move on meanwhile: libraries without a progress thread advance them only inside MPI calls.
+constexpr std::int64_t kDriveLibraryFrom = 256 * 1024;
+
+// Waits for `stream` while driving the library's progress engine (an MPI_Iprobe matches and
+// receives nothing).
+Status wait_driving_library(gpu::Stream stream, MPI_Comm comm) {
+  for (;;) {
+    bool done = false;
+    GDDT_CHECK(gpu::stream_query(stream, &done));
+    if (done) return GDDT_OK;
+    int flag = 0;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, MPI_STATUS_IGNORE);
+  }
+}
+
 int pack_outgoing(Operation& operation) {
-  return raise(operation.comm, protocol::pack_message(operation.message, operation.staging));
+  gpu::Stream stream = nullptr;
+  Status status = protocol::message_stream(operation.message, operation.staging, &stream);
+  if (!is_error(status)) status = protocol::pack_message(operation.message, operation.staging, stream);
+  if (!is_error(status) && stream != nullptr) {
+    status = operation.message.bytes() >= kDriveLibraryFrom ? wait_driving_library(stream, operation.comm)
+                                                             : gpu::stream_synchronize(stream);
+  }
+  return raise(operation.comm, status);
 }
 
 int prepare_send(bool buffered, const void* buf, int count, MPI_Datatype datatype, int dest, MPI_Comm comm,
@@ -210,6 +254,43 @@ int complete_some(Snapshot& snap, int rc, int outcount, const int indices[], MPI
     if (snap.complete_at(indices[k], error, &statuses[k]) != MPI_SUCCESS) result = MPI_ERR_IN_STATUS;
   }
   return result;
+}
+
+// Unpacks the device receives of a Waitall as each one arrives, so that the GPU unpacks
+// earlier messages while the library still moves later ones; the library's Waitall then only
+// collects them. MPI_Request_get_status drives progress without freeing the requests, so
+// errors and statuses still come from that Waitall.
+void unpack_as_they_arrive(Snapshot& snap, int count) {
+  std::vector<int> waiting;
+  for (int i = 0; i < count; ++i) {
+    const Operation* operation = snap.at(i);
+    if (operation != nullptr && operation->active && !operation->finished &&
+        operation->kind == Operation::Kind::kReceive && operation->message.kind.is_device()) {
+      waiting.push_back(i);
+    }
+  }
+  if (waiting.size() < 2) return;
+  std::vector<gpu::Stream> queued;
+  while (!waiting.empty()) {
+    for (std::size_t k = 0; k < waiting.size();) {
+      const int i = waiting[k];
+      int flag = 0;
+      MPI_Status status;
+      if (PMPI_Request_get_status(snap.handles[static_cast<std::size_t>(i)], &flag, &status) != MPI_SUCCESS) {
+        waiting.clear();  // the library's Waitall reports it
+        break;
+      }
+      if (!flag) {
+        ++k;
+        continue;
+      }
+      gpu::Stream stream = nullptr;
+      finish(*snap.at(i), MPI_SUCCESS, status, &stream);
+      if (stream != nullptr && std::find(queued.begin(), queued.end(), stream) == queued.end()) queued.push_back(stream);
+      waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+  }
+  for (gpu::Stream stream : queued) gpu::stream_synchronize(stream);
 }
 
 MPI_Status* status_or_local(MPI_Status* status, MPI_Status* local) {
@@ -450,6 +531,7 @@ int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   requests::progress_detached();
   Snapshot snap(count, requests);
   if (!snap.any) return PMPI_Waitall(count, requests, statuses);
+  unpack_as_they_arrive(snap, count);
   StatusArray st(count, statuses);
   int rc = PMPI_Waitall(count, requests, st.data);
   return complete_all(snap, count, rc, st.data);

@@ -8,7 +8,36 @@
 
 #include <mpi.h>
 
+#include <atomic>
+
+#include "core/memory.hpp"
+#include "type/datatype.hpp"
+
 namespace gddt::mpi::p2p {
+
+// Which plain calls the library can take unchanged without gddt looking further, settled at
+// the first call that needs a decision (kUndecided until then).
+enum class Passage : int {
+  kUndecided,
+  kAll,             // gddt is disabled, or neither a GPU nor GDDT_P2P_HOST=gddt gives it work
+  kPlainTypes,      // a CUDA-aware library takes any buffer of a plain named type
+  kPlainHostTypes,  // a plain named type on memory known to be host memory
+  kNone,            // every call is looked at (GDDT_P2P_HOST=gddt)
+};
+extern std::atomic<Passage> passage;
+
+// The hot path of ordinary traffic, inline in the send and receive entry points: true when
+// the call goes to the library as it is. False sends it the long way, which decides the same
+// for everything this does not recognise at a glance.
+inline bool passes_through(const void* buf, int count, MPI_Datatype datatype) {
+  switch (passage.load(std::memory_order_relaxed)) {
+    case Passage::kAll: return true;
+    case Passage::kPlainTypes: return count > 0 && buf != nullptr && type::is_plain_named(datatype);
+    case Passage::kPlainHostTypes:
+      return count > 0 && buf != nullptr && type::is_plain_named(datatype) && memory::known_host(buf);
+    default: return false;
+  }
+}
 
 using BlockingSend = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm);
 using RequestSend = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);

@@ -23,7 +23,6 @@ struct Table {
   std::mutex mutex;
   std::unordered_map<std::uint64_t, std::vector<std::unique_ptr<Operation>>> live;
   std::vector<std::pair<MPI_Request, std::unique_ptr<Operation>>> detached;
-  std::atomic<std::size_t> count{0};  // live + detached, read without the lock
   std::atomic<bool> has_detached{false};
 };
 
@@ -37,13 +36,13 @@ Table& table() {
 
 namespace requests {
 
-bool any() { return table().count.load(std::memory_order_acquire) != 0; }
+std::atomic<std::size_t> detail::alive{0};
 
 void add(MPI_Request request, std::unique_ptr<Operation> operation) {
   Table& t = table();
   std::lock_guard<std::mutex> lock(t.mutex);
   t.live[key_of(request)].push_back(std::move(operation));
-  t.count.fetch_add(1);
+  detail::alive.fetch_add(1);
 }
 
 Operation* claim(MPI_Request request) {
@@ -77,7 +76,7 @@ std::unique_ptr<Operation> take(MPI_Request request, const Operation* operation)
     auto taken = std::move(*entry);
     operations.erase(entry);
     if (operations.empty()) t.live.erase(it);
-    t.count.fetch_sub(1);
+    detail::alive.fetch_sub(1);
     return taken;
   }
   return nullptr;
@@ -87,7 +86,7 @@ void detach(MPI_Request request, std::unique_ptr<Operation> operation) {
   Table& t = table();
   std::lock_guard<std::mutex> lock(t.mutex);
   t.detached.emplace_back(request, std::move(operation));
-  t.count.fetch_add(1);
+  detail::alive.fetch_add(1);
   t.has_detached.store(true, std::memory_order_release);
 }
 
@@ -116,7 +115,7 @@ void complete_detached(bool wait) {
     if (operation->persistent && request != MPI_REQUEST_NULL) PMPI_Request_free(&request);
   }
   std::lock_guard<std::mutex> lock(t.mutex);
-  t.count.fetch_sub(pending.size() - still.size());
+  detail::alive.fetch_sub(pending.size() - still.size());
   for (auto& entry : still) t.detached.push_back(std::move(entry));
   if (!t.detached.empty()) t.has_detached.store(true, std::memory_order_release);
 }
@@ -128,12 +127,12 @@ void drain_detached() { complete_detached(true); }
 
 }  // namespace requests
 
-int finish(Operation& operation, int error, const MPI_Status& status) {
-  if (operation.finished || operation.kind != Operation::Kind::kReceive || error != MPI_SUCCESS) {
-    operation.finished = true;
-    return MPI_SUCCESS;
-  }
+int finish(Operation& operation, int error, const MPI_Status& status, gpu::Stream* queued_on) {
+  if (queued_on != nullptr) *queued_on = nullptr;
+  if (operation.finished) return operation.early_result;
   operation.finished = true;
+  operation.early_result = MPI_SUCCESS;
+  if (operation.kind != Operation::Kind::kReceive || error != MPI_SUCCESS) return MPI_SUCCESS;
   int cancelled = 0;
   PMPI_Test_cancelled(&status, &cancelled);
   if (cancelled) return MPI_SUCCESS;
@@ -143,7 +142,18 @@ int finish(Operation& operation, int error, const MPI_Status& status) {
   // MPI_ERR_TRUNCATE through the request (calls like MPI_Request_get_status do not), and the
   // receive buffer's contents are undefined, so nothing is unpacked.
   if (received <= 0 || received > operation.staging.size()) return MPI_SUCCESS;
-  return raise(operation.comm, protocol::unpack_message(operation.message, operation.staging, received));
+  gpu::Stream stream = nullptr;
+  Status unpacked = protocol::message_stream(operation.message, operation.staging, &stream);
+  if (!is_error(unpacked)) unpacked = protocol::unpack_message(operation.message, operation.staging, received, stream);
+  if (!is_error(unpacked) && stream != nullptr) {
+    if (queued_on != nullptr) {
+      *queued_on = stream;
+    } else {
+      unpacked = gpu::stream_synchronize(stream);
+    }
+  }
+  operation.early_result = raise(operation.comm, unpacked);
+  return operation.early_result;
 }
 
 }  // namespace gddt::mpi

@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <memory>
 
 #include "protocol/message.hpp"
@@ -18,7 +19,8 @@ struct Operation {
   Kind kind = Kind::kSend;
   bool persistent = false;
   bool active = true;     // a persistent request between MPI_Start and its completion
-  bool finished = false;  // completion work done early (MPI_Request_get_status)
+  bool finished = false;  // completion work done early (MPI_Request_get_status, Waitall)
+  int early_result = MPI_SUCCESS;  // what that early completion work returned
   bool claimed = false;   // a completion call is working on it (guarded by the table's lock)
   protocol::Route route = protocol::Route::kForward;
   protocol::Message message;  // the user's buffer
@@ -28,8 +30,12 @@ struct Operation {
 
 namespace requests {
 
+namespace detail {
+extern std::atomic<std::size_t> alive;  // live + detached operations, read without the lock
+}
+
 // True when any gddt operation is alive: completion calls forward untouched otherwise.
-bool any();
+inline bool any() { return detail::alive.load(std::memory_order_acquire) != 0; }
 // Only for requests the library has not completed yet: completed ones may share one handle.
 // A handle can stand for two operations for a moment: once the library frees a request in a
 // completion call, another thread may be handed the same handle before the first has taken
@@ -58,7 +64,9 @@ void drain_detached();
 
 // The completion work of `operation` whose request completed with `error` (the MPI code for
 // it) and `status`: unpacks a receive unless it failed or was cancelled. Returns MPI_SUCCESS
-// or the class it raised on the operation's communicator.
-int finish(Operation& operation, int error, const MPI_Status& status);
+// or the class it raised on the operation's communicator. With `queued_on`, GPU work may be
+// left running: *queued_on is then the stream to synchronize before the user's buffer is
+// read and the operation is dropped (null when nothing was left running).
+int finish(Operation& operation, int error, const MPI_Status& status, gpu::Stream* queued_on = nullptr);
 
 }  // namespace gddt::mpi

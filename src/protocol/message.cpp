@@ -49,7 +49,11 @@ Route choose_route(const Message& message, bool mpi_cuda_aware, bool host_throug
   if (!message.kind.is_device()) return host_through_gddt ? Route::kHostStaged : Route::kForward;
   if (device_route_forced() != Route::kForward) return device_route_forced();
   if (!mpi_cuda_aware) return Route::kHostStaged;
-  return message.contiguous() ? Route::kForward : Route::kDeviceStaged;
+  if (message.contiguous()) return Route::kForward;
+  // A CUDA-aware library's device path costs more per message than a host one; small
+  // messages save more there than a GPU-to-host copy costs them.
+  const auto small = static_cast<std::int64_t>(config::settings().device_staging_min);
+  return message.bytes() < small ? Route::kHostStaged : Route::kDeviceStaged;
 }
 
 Status Staging::acquire(Route* route, int device, std::int64_t bytes) {
@@ -77,14 +81,20 @@ Status Staging::acquire(Route* route, int device, std::int64_t bytes) {
   return GDDT_OK;
 }
 
-Status pack_message(const Message& message, const Staging& staging) {
+Status message_stream(const Message& message, const Staging& staging, gpu::Stream* stream) {
+  *stream = nullptr;
+  const int device = message.kind.is_device() ? message.kind.device : staging.kind().is_device() ? staging.kind().device : -1;
+  return device < 0 ? GDDT_OK : gpu::library_stream(device, stream);
+}
+
+Status pack_message(const Message& message, const Staging& staging, gpu::Stream stream) {
   const std::int64_t bytes = message.bytes();
-  return pack(whole(message, bytes), message.buffer, message.kind, staging.data(), staging.kind(), nullptr,
+  return pack(whole(message, bytes), message.buffer, message.kind, staging.data(), staging.kind(), stream,
               way_for(message.kind, staging.kind(), bytes));
 }
 
-Status unpack_message(const Message& message, const Staging& staging, std::int64_t received) {
-  return unpack(whole(message, received), message.buffer, message.kind, staging.data(), staging.kind(), nullptr,
+Status unpack_message(const Message& message, const Staging& staging, std::int64_t received, gpu::Stream stream) {
+  return unpack(whole(message, received), message.buffer, message.kind, staging.data(), staging.kind(), stream,
                 way_for(message.kind, staging.kind(), received));
 }
 

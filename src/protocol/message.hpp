@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "core/gpu.hpp"
 #include "core/memory.hpp"
 #include "core/pool.hpp"
 #include "type/layout.hpp"
@@ -58,9 +59,17 @@ class Staging {
   memory::Kind kind_;
 };
 
-// Packs the whole message into `staging` (which must hold message.bytes()).
-Status pack_message(const Message& message, const Staging& staging);
-// Unpacks the first `received` packed bytes from `staging` into the message's buffer.
-Status unpack_message(const Message& message, const Staging& staging, std::int64_t received);
+// The stream that packs and unpacks of `message` through `staging` run on: gddt's stream of
+// the GPU involved, or null when both sides are in host memory (the work is then done by the
+// calling thread).
+Status message_stream(const Message& message, const Staging& staging, gpu::Stream* stream);
+
+// Packs the whole message into `staging` (which must hold message.bytes()). With a null
+// `stream` it returns when the bytes are in place; otherwise the work may still be running
+// on `stream` (from message_stream) and staging must live until it is done.
+Status pack_message(const Message& message, const Staging& staging, gpu::Stream stream);
+// Unpacks the first `received` packed bytes from `staging` into the message's buffer; the
+// same holds for `stream`.
+Status unpack_message(const Message& message, const Staging& staging, std::int64_t received, gpu::Stream stream);
 
 }  // namespace gddt::protocol

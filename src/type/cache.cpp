@@ -13,15 +13,9 @@
 
 namespace gddt::type {
 
-namespace {
+PlainNamedTable plain_named_table;
 
-// Open MPI handles are pointers, MPICH handles ints: either fits the bits of a uint64.
-std::uint64_t key_of(MPI_Datatype datatype) {
-  static_assert(sizeof(MPI_Datatype) <= sizeof(std::uint64_t), "handle wider than 64 bits");
-  std::uint64_t key = 0;
-  std::memcpy(&key, &datatype, sizeof datatype);
-  return key;
-}
+namespace {
 
 struct Entry {
   Status status = GDDT_OK;
@@ -58,43 +52,12 @@ bool is_named(MPI_Datatype datatype) {
          combiner == MPI_COMBINER_NAMED;
 }
 
-// Open addressing over a fixed table; entries are only ever added (named types are few).
-class PlainNamed {
- public:
-  bool contains(std::uint64_t key) const {
-    for (std::size_t i = 0; i < kSlots; ++i) {
-      const std::uint64_t slot = slots_[(key + i) % kSlots].load(std::memory_order_acquire);
-      if (slot == key + 1) return true;
-      if (slot == 0) return false;
-    }
-    return false;
-  }
-  void insert(std::uint64_t key) {
-    for (std::size_t i = 0; i < kSlots; ++i) {
-      std::uint64_t expected = 0;
-      auto& slot = slots_[(key + i) % kSlots];
-      if (slot.compare_exchange_strong(expected, key + 1) || expected == key + 1) return;
-    }
-  }
-
- private:
-  static constexpr std::size_t kSlots = 256;
-  std::atomic<std::uint64_t> slots_[kSlots] = {};
-};
-
-PlainNamed& plain_named() {
-  static PlainNamed instance;
-  return instance;
-}
-
 bool is_plain(const Layout& layout) {
   return layout.shape == Shape::kContiguous && layout.pieces[0].offset == 0 && layout.lb == 0 &&
          layout.extent == layout.size;
 }
 
 }  // namespace
-
-bool is_plain_named(MPI_Datatype datatype) { return plain_named().contains(key_of(datatype)); }
 
 Status lookup(MPI_Datatype datatype, LayoutPtr* out) {
   if (datatype == MPI_DATATYPE_NULL) return GDDT_ERR_INVALID_TYPE;
@@ -130,7 +93,7 @@ void on_commit(MPI_Datatype datatype) {
   }
   Cache& c = cache();
   const std::uint64_t key = key_of(datatype);
-  if (entry.layout && is_plain(*entry.layout) && is_named(datatype)) plain_named().insert(key);
+  if (entry.layout && is_plain(*entry.layout) && is_named(datatype)) plain_named_table.insert(key);
   std::unique_lock<std::shared_mutex> lock(c.mutex);
   c.entries[key] = std::move(entry);
   c.freed.erase(key);

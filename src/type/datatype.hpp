@@ -4,6 +4,9 @@
 
 #include <mpi.h>
 
+#include <atomic>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 
 #include "type/layout.hpp"
@@ -36,10 +39,44 @@ void on_free(MPI_Datatype datatype);
 // about first (never seen committed, or not analysed yet).
 bool find_committed(MPI_Datatype datatype, Status* status, LayoutPtr* out);
 
-// True for a named datatype already seen whose element is one contiguous block at offset 0
-// and whose extent is its size (MPI_INT, MPI_BYTE, ...): one load, no lock, for the hot path
-// of host traffic. Named types are never freed, so the answer never goes stale.
-bool is_plain_named(MPI_Datatype datatype);
+// Open MPI handles are pointers, MPICH handles ints: either fits the bits of a uint64.
+inline std::uint64_t key_of(MPI_Datatype datatype) {
+  static_assert(sizeof(MPI_Datatype) <= sizeof(std::uint64_t), "handle wider than 64 bits");
+  std::uint64_t key = 0;
+  std::memcpy(&key, &datatype, sizeof datatype);
+  return key;
+}
+
+// The named datatypes seen so far whose element is one contiguous block at offset 0 and whose
+// extent is its size (MPI_INT, MPI_BYTE, ...). Open addressing over a fixed table, lock-free;
+// entries are only ever added (named types are few and never freed, so no answer goes stale).
+class PlainNamedTable {
+ public:
+  bool contains(std::uint64_t key) const {
+    for (std::size_t i = 0; i < kSlots; ++i) {
+      const std::uint64_t slot = slots_[(key + i) % kSlots].load(std::memory_order_acquire);
+      if (slot == key + 1) return true;
+      if (slot == 0) return false;
+    }
+    return false;
+  }
+  void insert(std::uint64_t key) {
+    for (std::size_t i = 0; i < kSlots; ++i) {
+      std::uint64_t expected = 0;
+      auto& slot = slots_[(key + i) % kSlots];
+      if (slot.compare_exchange_strong(expected, key + 1) || expected == key + 1) return;
+    }
+  }
+
+ private:
+  static constexpr std::size_t kSlots = 256;
+  std::atomic<std::uint64_t> slots_[kSlots] = {};
+};
+extern PlainNamedTable plain_named_table;
+
+// True for a plain named datatype already seen: one load, no lock, for the hot path of host
+// traffic.
+inline bool is_plain_named(MPI_Datatype datatype) { return plain_named_table.contains(key_of(datatype)); }
 
 // True when `datatype` was freed through MPI_Type_free and not committed since.
 bool is_freed(MPI_Datatype datatype);
