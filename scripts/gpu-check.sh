@@ -29,12 +29,14 @@ build build/gpu-sysmpi "$(nproc)" -DMPI_C_COMPILER=mpicc -DMPI_CXX_COMPILER=mpic
 sys_build=$!
 if [[ -f .devdeps/cuda-mpi/env.sh ]]; then
   (source .devdeps/cuda-mpi/env.sh &&
-    build build/gpu-cudampi "$(nproc)" -DGDDT_BUILD_BENCH=OFF "-DMPI_C_COMPILER=$(command -v mpicc)" \
+    build build/gpu-cudampi "$(nproc)" "-DMPI_C_COMPILER=$(command -v mpicc)" \
       "-DMPI_CXX_COMPILER=$(command -v mpicxx)" "-DMPIEXEC_EXECUTABLE=$(command -v mpiexec)" \
       "-DMPIEXEC_PREFLAGS=-x;LD_LIBRARY_PATH;-x;UCX_MODULE_DIR;--mca;pml;ucx") &
   cuda_build=$!
 fi
 wait $sys_build || exit 1
+cuda_built=false
+if [[ -n ${cuda_build:-} ]] && wait $cuda_build; then cuda_built=true; fi
 build/gpu-sysmpi/tools/gddt-info | sed -n '/^MPI/,$p'
 
 if [[ $stages == *tests* ]]; then
@@ -43,7 +45,7 @@ if [[ $stages == *tests* ]]; then
   grep -E "tests passed|\*\*\*|fuzz: [0-9]+ passed" "$out/tests-system-mpi.log" | tail -n 25
   echo "=== demo"
   mpiexec -n 2 build/gpu-sysmpi/examples/gddt-demo 256 2>&1 | tail -n 8
-  if [[ -n ${cuda_build:-} ]] && wait $cuda_build; then
+  if $cuda_built; then
     echo "=== CUDA-aware Open MPI (bundle): GPU tests"
     (source .devdeps/cuda-mpi/env.sh && build/gpu-cudampi/tools/gddt-info | grep -A1 "^MPI" &&
       cd build/gpu-cudampi && ctest -j 4 --timeout 300 -R "$gpu_tests" --output-on-failure) \
@@ -52,15 +54,30 @@ if [[ $stages == *tests* ]]; then
   fi
 fi
 if [[ $stages == *bench* ]]; then
+  echo "=== how soon the host learns that a small kernel finished (us)"
+  build/gpu-sysmpi/bench/completion_probe || status=1
   echo "=== pack benchmark"
   mpiexec -n 1 build/gpu-sysmpi/bench/gddt-bench-pack ${PACK_BENCH_ARGS:-} --csv "$out/pack.csv" >"$out/pack-bench.txt" 2>&1 || status=1
   tail -n 60 "$out/pack-bench.txt"
-  echo "=== point-to-point benchmark (system Open MPI)"
-  mpiexec -n 2 build/gpu-sysmpi/bench/gddt-bench ${P2P_BENCH_ARGS:-} --csv "$out/p2p.csv" >"$out/p2p-bench.txt" 2>&1 || status=1
-  grep -A12 -E "^Targets" "$out/p2p-bench.txt"
-  echo "=== host 8-byte ping-pong without and with gddt"
-  mpiexec -n 2 build/gpu-sysmpi/bench/gddt-bench-nolink --host-pingpong 2>&1 | tail -n 1
-  mpiexec -n 2 -x LD_PRELOAD="$PWD/build/gpu-sysmpi/src/libgddt.so" build/gpu-sysmpi/bench/gddt-bench-nolink \
-    --host-pingpong 2>&1 | tail -n 1
+  # p2p_bench NAME BUILD LAUNCHER...: the point-to-point benchmark and the host ping-pong
+  # without and with gddt preloaded; one rank per GPU where there are two.
+  p2p_bench() {
+    local name=$1 dir=$2 rc=0
+    shift 2
+    echo "=== point-to-point benchmark ($name)"
+    "$@" "$dir/bench/gddt-bench" ${P2P_BENCH_ARGS:-} --child-launcher "$*" --csv "$out/p2p-$name.csv" \
+      >"$out/p2p-bench-$name.txt" 2>&1 || rc=1
+    grep -A14 -E "^Targets" "$out/p2p-bench-$name.txt"
+    echo "=== host 8-byte ping-pong without and with gddt ($name)"
+    "$@" "$dir/bench/gddt-bench-nolink" --host-pingpong 2>&1 | tail -n 1
+    "$@" -x LD_PRELOAD="$PWD/$dir/src/libgddt.so" "$dir/bench/gddt-bench-nolink" --host-pingpong 2>&1 | tail -n 1
+    return $rc
+  }
+  p2p_bench system-mpi build/gpu-sysmpi mpiexec --allow-run-as-root -n 2 || status=1
+  if $cuda_built; then
+    (source .devdeps/cuda-mpi/env.sh &&
+      p2p_bench cuda-mpi build/gpu-cudampi mpiexec --allow-run-as-root -n 2 -x LD_LIBRARY_PATH -x UCX_MODULE_DIR \
+        --mca pml ucx) || status=1
+  fi
 fi
 exit $status

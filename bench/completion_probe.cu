@@ -1,0 +1,104 @@
+// How soon can the host learn that a small kernel finished? The floor under every
+// non-contiguous message's latency (one pack completion on the sender, one unpack completion
+// on the receiver). Medians of 2000 host-timed repetitions, microseconds, on GPU 0.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+namespace {
+
+__global__ void empty_kernel() {}
+
+// Copies n 16-byte words; with `flag`, the last block to finish writes `value` there.
+__global__ void copy_then_flag(const int4* src, int4* dst, int n, unsigned* flag, unsigned value) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) dst[i] = src[i];
+  if (flag == nullptr) return;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence_system();
+    if (atomicAdd(flag + 1, 1u) + 1 == gridDim.x) *reinterpret_cast<volatile unsigned*>(flag) = value;
+  }
+}
+
+template <typename Step>
+double median_us(Step step) {
+  std::vector<double> times;
+  for (int i = 0; i < 2000; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    step(i);
+    times.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+bool check(cudaError_t error, const char* what) {
+  if (error == cudaSuccess) return true;
+  std::fprintf(stderr, "completion_probe: %s: %s\n", what, cudaGetErrorString(error));
+  return false;
+}
+
+}  // namespace
+
+int main() {
+  cudaStream_t stream;
+  cudaEvent_t event;
+  int4 *device_words, *mapped_words, *host_words;
+  unsigned *flag, *device_flag;
+  if (!check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate") ||
+      !check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate") ||
+      !check(cudaMalloc(&device_words, 1 << 20), "cudaMalloc") ||
+      !check(cudaHostAlloc(&host_words, 1 << 20, cudaHostAllocMapped), "cudaHostAlloc") ||
+      !check(cudaHostGetDevicePointer(&mapped_words, host_words, 0), "cudaHostGetDevicePointer") ||
+      !check(cudaHostAlloc(&flag, 64, cudaHostAllocMapped), "cudaHostAlloc") ||
+      !check(cudaHostGetDevicePointer(&device_flag, flag, 0), "cudaHostGetDevicePointer")) {
+    return 1;
+  }
+  for (int i = 0; i < 100; ++i) {
+    empty_kernel<<<1, 32, 0, stream>>>();
+    cudaStreamSynchronize(stream);
+  }
+  std::printf("empty launch + cudaStreamSynchronize       %6.2f\n", median_us([&](int) {
+                empty_kernel<<<1, 32, 0, stream>>>();
+                cudaStreamSynchronize(stream);
+              }));
+  std::printf("empty launch alone (host time)             %6.2f\n",
+              median_us([&](int) { empty_kernel<<<1, 32, 0, stream>>>(); }));
+  cudaStreamSynchronize(stream);
+  std::printf("empty launch + spin on cudaStreamQuery     %6.2f\n", median_us([&](int) {
+                empty_kernel<<<1, 32, 0, stream>>>();
+                while (cudaStreamQuery(stream) == cudaErrorNotReady) {
+                }
+              }));
+  std::printf("empty launch + event + spin on query       %6.2f\n", median_us([&](int) {
+                empty_kernel<<<1, 32, 0, stream>>>();
+                cudaEventRecord(event, stream);
+                while (cudaEventQuery(event) == cudaErrorNotReady) {
+                }
+              }));
+  for (int words : {256, 4096}) {  // 4 KiB and 64 KiB
+    const int blocks = std::max(1, std::min(words / 256, 132));
+    std::printf("copy %2d KiB to mapped memory + sync        %6.2f\n", words / 64, median_us([&](int) {
+                  copy_then_flag<<<blocks, 256, 0, stream>>>(device_words, mapped_words, words, nullptr, 0);
+                  cudaStreamSynchronize(stream);
+                }));
+    std::printf("copy %2d KiB to mapped memory + flag spin   %6.2f\n", words / 64, median_us([&](int i) {
+                  flag[1] = 0;
+                  std::atomic_thread_fence(std::memory_order_seq_cst);
+                  copy_then_flag<<<blocks, 256, 0, stream>>>(device_words, mapped_words, words, device_flag,
+                                                             static_cast<unsigned>(i + 1));
+                  while (*reinterpret_cast<volatile unsigned*>(flag) != static_cast<unsigned>(i + 1)) {
+                  }
+                }));
+    cudaStreamSynchronize(stream);
+    std::printf("cudaMemcpyAsync %2d KiB D2H + sync          %6.2f\n", words / 64, median_us([&](int) {
+                  cudaMemcpyAsync(host_words, device_words, words * 16, cudaMemcpyDeviceToHost, stream);
+                  cudaStreamSynchronize(stream);
+                }));
+  }
+  return check(cudaGetLastError(), "a launch") ? 0 : 1;
+}
