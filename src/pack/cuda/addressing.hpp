@@ -89,6 +89,9 @@ struct WindowWords {
   Index word_begin = 0;  // the words moved whole: [word_begin, word_end)
   Index word_end = 0;
   std::int64_t packed_shift = 0;
+  // Whole words each thread moves per tile (at most the kernel's unroll): fewer for small
+  // windows, so that they spread over more multiprocessors instead of queueing on a few.
+  int words_per_thread = 1;
   int npartial = 0;
   PartialWord<Index> partial[2];
 };

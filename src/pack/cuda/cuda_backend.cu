@@ -3,6 +3,7 @@
 // Block lists read their pieces from device tables uploaded once per layout and device.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -38,12 +39,21 @@ int multiprocessors(int device) {
   return count;
 }
 
+// Sets how many words each thread moves per tile and returns the grid: full tiles where the
+// window fills every multiprocessor with them, else tiles small enough for one thread block
+// per multiprocessor, since a small window's time is the latency of each thread's chain of
+// offset arithmetic and loads, not bandwidth.
 template <int W, typename Index>
-unsigned grid_size(const WindowWords<Index>& words) {
-  constexpr std::uint64_t kTile = std::uint64_t{kThreadsPerBlock} * kWordsPerThread<W>;
-  const std::uint64_t whole = words.word_end > words.word_begin ? words.word_end - words.word_begin : 0;
-  const std::uint64_t tiles = (whole + kTile - 1) / kTile;
-  const auto limit = static_cast<std::uint64_t>(multiprocessors(gpu::current_device())) * kBlocksPerMultiprocessor;
+unsigned fit_grid(WindowWords<Index>* words) {
+  const std::uint64_t whole = words->word_end > words->word_begin ? words->word_end - words->word_begin : 0;
+  const auto multiprocessor_count = static_cast<std::uint64_t>(multiprocessors(gpu::current_device()));
+  const std::uint64_t spread = (whole + multiprocessor_count * kThreadsPerBlock - 1) /
+                               (multiprocessor_count * kThreadsPerBlock);
+  words->words_per_thread =
+      static_cast<int>(std::clamp<std::uint64_t>(spread, 1, static_cast<std::uint64_t>(kWordsPerThread<W>)));
+  const std::uint64_t tile = std::uint64_t{kThreadsPerBlock} * static_cast<std::uint64_t>(words->words_per_thread);
+  const std::uint64_t tiles = (whole + tile - 1) / tile;
+  const std::uint64_t limit = multiprocessor_count * kBlocksPerMultiprocessor;
   return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min(tiles, limit)));
 }
 
@@ -88,10 +98,10 @@ Status launch_strided(const StridedPlan& plan, const void* typed, const void* pa
     constexpr int W = decltype(width)::value;
     return with_index(plan.words.largest_operand, [&](auto index) {
       using Index = typename decltype(index)::type;
-      const StridedArgs<Index> args = strided_args<Index>(plan, typed, packed);
+      StridedArgs<Index> args = strided_args<Index>(plan, typed, packed);
+      const unsigned grid = fit_grid<W>(&args.window);
       return with_dims(plan.ndims, [&](auto dims) {
-        strided_kernel<W, decltype(dims)::value, kUnpack, Index>
-            <<<grid_size<W>(args.window), kThreadsPerBlock, 0, stream>>>(args);
+        strided_kernel<W, decltype(dims)::value, kUnpack, Index><<<grid, kThreadsPerBlock, 0, stream>>>(args);
         return gpu::check_last_error(kUnpack ? "strided unpack kernel launch" : "strided pack kernel launch");
       });
     });
@@ -105,9 +115,9 @@ Status launch_block_list(const BlockListPlan& plan, const PieceTable& table, con
     constexpr int W = decltype(width)::value;
     return with_index(plan.words.largest_operand, [&](auto index) {
       using Index = typename decltype(index)::type;
-      const BlockListArgs<Index> args = block_list_args<Index>(plan, table, typed, packed);
-      block_list_kernel<W, kUnpack, Index>
-          <<<grid_size<W>(args.window), kThreadsPerBlock, shared_table_bytes(table), stream>>>(args);
+      BlockListArgs<Index> args = block_list_args<Index>(plan, table, typed, packed);
+      const unsigned grid = fit_grid<W>(&args.window);
+      block_list_kernel<W, kUnpack, Index><<<grid, kThreadsPerBlock, shared_table_bytes(table), stream>>>(args);
       return gpu::check_last_error(kUnpack ? "block-list unpack kernel launch" : "block-list pack kernel launch");
     });
   });

@@ -45,16 +45,16 @@ template <int W, bool kUnpack, typename Index, typename TypedOffset>
 __device__ __forceinline__ void move_words(const WindowWords<Index>& a, TypedOffset typed_offset) {
   using Word = typename WordOf<W>::type;
   constexpr int kUnroll = kWordsPerThread<W>;
-  constexpr Index kTile = static_cast<Index>(kThreadsPerBlock) * kUnroll;
-  const Index stride = static_cast<Index>(gridDim.x) * kTile;
-  for (Index tile = a.word_begin + static_cast<Index>(blockIdx.x) * kTile; tile < a.word_end; tile += stride) {
+  const Index tile_words = static_cast<Index>(kThreadsPerBlock) * a.words_per_thread;
+  const Index stride = static_cast<Index>(gridDim.x) * tile_words;
+  for (Index tile = a.word_begin + static_cast<Index>(blockIdx.x) * tile_words; tile < a.word_end; tile += stride) {
     Word value[kUnroll];
     Word* destination[kUnroll];
     GDDT_UNROLL
     for (int u = 0; u < kUnroll; ++u) {
       const Index word = tile + threadIdx.x + static_cast<Index>(u) * kThreadsPerBlock;
       destination[u] = nullptr;
-      if (word < a.word_end) {
+      if (u < a.words_per_thread && word < a.word_end) {
         auto* typed = reinterpret_cast<Word*>(a.typed + typed_offset(word));
         auto* packed = reinterpret_cast<Word*>(a.packed + (static_cast<std::int64_t>(word) * W - a.packed_shift));
         value[u] = kUnpack ? *packed : *typed;
