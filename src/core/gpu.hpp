@@ -65,6 +65,14 @@ Status stream_synchronize(Stream stream);
 // Sets *done to whether all work queued on `stream` has finished, without waiting.
 Status stream_query(Stream stream, bool* done);
 
+// Work to do while waiting for a stream, called between polls (the MPI layer drives the
+// library's progress engine with it). Without a call the wait blocks in the driver.
+struct WhileWaiting {
+  void (*call)(void* context) = nullptr;
+  void* context = nullptr;
+};
+Status stream_wait(Stream stream, const WhileWaiting& meanwhile);
+
 // Streams and events for the chunk pipelines (created once, reused by their owners).
 // Streams are non-blocking with respect to the legacy default stream: pipelines order
 // themselves after the user's work explicitly.

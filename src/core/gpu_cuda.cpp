@@ -250,6 +250,16 @@ Status stream_query(Stream stream, bool* done) {
   return error == cudaErrorNotReady ? GDDT_OK : cuda_status(error, "cudaStreamQuery");
 }
 
+Status stream_wait(Stream stream, const WhileWaiting& meanwhile) {
+  if (meanwhile.call == nullptr) return stream_synchronize(stream);
+  for (;;) {
+    bool done = false;
+    GDDT_CHECK(stream_query(stream, &done));
+    if (done) return GDDT_OK;
+    meanwhile.call(meanwhile.context);
+  }
+}
+
 Status stream_create(int device, Stream* stream) {
   if (!valid_device(device)) return available() ? GDDT_ERR_INVALID_ARG : GDDT_ERR_NO_DEVICE;
   DeviceGuard guard(device);

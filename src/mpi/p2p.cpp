@@ -125,30 +125,12 @@ int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI
   return MPI_SUCCESS;
 }
 
-// From this size on a send's pack takes long enough that transfers posted before it should
-// move on meanwhile: libraries without a progress thread advance them only inside MPI calls.
-constexpr std::int64_t kDriveLibraryFrom = 256 * 1024;
-
-// Waits for `stream` while driving the library's progress engine (an MPI_Iprobe matches and
-// receives nothing).
-Status wait_driving_library(gpu::Stream stream, MPI_Comm comm) {
-  for (;;) {
-    bool done = false;
-    GDDT_CHECK(gpu::stream_query(stream, &done));
-    if (done) return GDDT_OK;
-    int flag = 0;
-    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, MPI_STATUS_IGNORE);
-  }
-}
-
 int pack_outgoing(Operation& operation) {
   gpu::Stream stream = nullptr;
+  const gpu::WhileWaiting meanwhile = meanwhile_for(operation);
   Status status = protocol::message_stream(operation.message, operation.staging, &stream);
-  if (!is_error(status)) status = protocol::pack_message(operation.message, operation.staging, stream);
-  if (!is_error(status) && stream != nullptr) {
-    status = operation.message.bytes() >= kDriveLibraryFrom ? wait_driving_library(stream, operation.comm)
-                                                             : gpu::stream_synchronize(stream);
-  }
+  if (!is_error(status)) status = protocol::pack_message(operation.message, operation.staging, stream, meanwhile);
+  if (!is_error(status) && stream != nullptr) status = gpu::stream_wait(stream, meanwhile);
   return raise(operation.comm, status);
 }
 

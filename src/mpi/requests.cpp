@@ -127,6 +127,24 @@ void drain_detached() { complete_detached(true); }
 
 }  // namespace requests
 
+namespace {
+
+// From this size on a pack or unpack takes long enough to be worth driving the library.
+constexpr std::int64_t kDriveLibraryFrom = 256 * 1024;
+
+// An MPI_Iprobe matches and receives nothing; it only runs the library's progress engine.
+void drive_library(void* comm) {
+  int flag = 0;
+  PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, *static_cast<MPI_Comm*>(comm), &flag, MPI_STATUS_IGNORE);
+}
+
+}  // namespace
+
+gpu::WhileWaiting meanwhile_for(Operation& operation) {
+  if (operation.message.bytes() < kDriveLibraryFrom) return {};
+  return gpu::WhileWaiting{drive_library, &operation.comm};
+}
+
 int finish(Operation& operation, int error, const MPI_Status& status, gpu::Stream* queued_on) {
   if (queued_on != nullptr) *queued_on = nullptr;
   if (operation.finished) return operation.early_result;
@@ -144,12 +162,15 @@ int finish(Operation& operation, int error, const MPI_Status& status, gpu::Strea
   if (received <= 0 || received > operation.staging.size()) return MPI_SUCCESS;
   gpu::Stream stream = nullptr;
   Status unpacked = protocol::message_stream(operation.message, operation.staging, &stream);
-  if (!is_error(unpacked)) unpacked = protocol::unpack_message(operation.message, operation.staging, received, stream);
+  const gpu::WhileWaiting meanwhile = meanwhile_for(operation);
+  if (!is_error(unpacked)) {
+    unpacked = protocol::unpack_message(operation.message, operation.staging, received, stream, meanwhile);
+  }
   if (!is_error(unpacked) && stream != nullptr) {
     if (queued_on != nullptr) {
       *queued_on = stream;
     } else {
-      unpacked = gpu::stream_synchronize(stream);
+      unpacked = gpu::stream_wait(stream, meanwhile);
     }
   }
   operation.early_result = raise(operation.comm, unpacked);

@@ -62,6 +62,11 @@ void drain_detached();
 
 }  // namespace requests
 
+// What to do while the GPU packs or unpacks `operation`'s message: for messages large enough
+// that transfers posted earlier should move on meanwhile, drive the library's progress engine
+// (libraries without a progress thread advance them only inside MPI calls).
+gpu::WhileWaiting meanwhile_for(Operation& operation);
+
 // The completion work of `operation` whose request completed with `error` (the MPI code for
 // it) and `status`: unpacks a receive unless it failed or was cancelled. Returns MPI_SUCCESS
 // or the class it raised on the operation's communicator. With `queued_on`, GPU work may be

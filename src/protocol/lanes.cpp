@@ -111,9 +111,9 @@ Status Lanes::wait(Lane lane, int marker) {
   return gpu::event_synchronize(context_->markers[marker]);
 }
 
-Status Lanes::drain() {
+Status Lanes::drain(const gpu::WhileWaiting& meanwhile) {
   if (context_ == nullptr) return GDDT_OK;
-  for (auto stream : context_->streams) GDDT_CHECK(gpu::stream_synchronize(stream));
+  for (auto stream : context_->streams) GDDT_CHECK(gpu::stream_wait(stream, meanwhile));
   return GDDT_OK;
 }
 

@@ -34,8 +34,8 @@ class Lanes {
   Status copy(void* dst, const void* src, std::size_t bytes);
   Status mark(int marker, Lane lane);
   Status wait(Lane lane, int marker);
-  // Returns when everything queued on both lanes is done.
-  Status drain();
+  // Returns when everything queued on both lanes is done, doing `meanwhile` while it waits.
+  Status drain(const gpu::WhileWaiting& meanwhile = {});
 
   // Where chunk scratch must live for this lane pair.
   pool::Where scratch_where() const { return pack_on_gpu_ ? pool::Where::kDevice : pool::Where::kPinned; }

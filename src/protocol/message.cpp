@@ -87,15 +87,17 @@ Status message_stream(const Message& message, const Staging& staging, gpu::Strea
   return device < 0 ? GDDT_OK : gpu::library_stream(device, stream);
 }
 
-Status pack_message(const Message& message, const Staging& staging, gpu::Stream stream) {
+Status pack_message(const Message& message, const Staging& staging, gpu::Stream stream,
+                    const gpu::WhileWaiting& meanwhile) {
   const std::int64_t bytes = message.bytes();
   return pack(whole(message, bytes), message.buffer, message.kind, staging.data(), staging.kind(), stream,
-              way_for(message.kind, staging.kind(), bytes));
+              way_for(message.kind, staging.kind(), bytes), meanwhile);
 }
 
-Status unpack_message(const Message& message, const Staging& staging, std::int64_t received, gpu::Stream stream) {
+Status unpack_message(const Message& message, const Staging& staging, std::int64_t received, gpu::Stream stream,
+                      const gpu::WhileWaiting& meanwhile) {
   return unpack(whole(message, received), message.buffer, message.kind, staging.data(), staging.kind(), stream,
-                way_for(message.kind, staging.kind(), received));
+                way_for(message.kind, staging.kind(), received), meanwhile);
 }
 
 }  // namespace gddt::protocol

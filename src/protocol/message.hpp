@@ -67,9 +67,12 @@ Status message_stream(const Message& message, const Staging& staging, gpu::Strea
 // Packs the whole message into `staging` (which must hold message.bytes()). With a null
 // `stream` it returns when the bytes are in place; otherwise the work may still be running
 // on `stream` (from message_stream) and staging must live until it is done.
-Status pack_message(const Message& message, const Staging& staging, gpu::Stream stream);
+// `meanwhile` runs whenever the call itself waits for the GPU.
+Status pack_message(const Message& message, const Staging& staging, gpu::Stream stream,
+                    const gpu::WhileWaiting& meanwhile);
 // Unpacks the first `received` packed bytes from `staging` into the message's buffer; the
-// same holds for `stream`.
-Status unpack_message(const Message& message, const Staging& staging, std::int64_t received, gpu::Stream stream);
+// same holds for `stream` and `meanwhile`.
+Status unpack_message(const Message& message, const Staging& staging, std::int64_t received, gpu::Stream stream,
+                      const gpu::WhileWaiting& meanwhile);
 
 }  // namespace gddt::protocol

@@ -66,7 +66,8 @@ Status open_lanes(memory::Kind typed, memory::Kind packed, gpu::Stream stream, L
 // the second stage" (a slot is refilled only after its previous chunk was drained).
 constexpr int kFilled = 0, kDrained = 2;
 
-Status pipelined_pack(const pack::Window& w, const void* typed, char* packed, Lanes& lanes, const Slots& slots) {
+Status pipelined_pack(const pack::Window& w, const void* typed, char* packed, Lanes& lanes, const Slots& slots,
+                      const gpu::WhileWaiting& meanwhile) {
   for (std::int64_t i = 0, done = 0; done < w.length; ++i, done += slots.chunk()) {
     const std::int64_t bytes = std::min(slots.chunk(), w.length - done);
     const int slot = static_cast<int>(i & 1);
@@ -77,10 +78,11 @@ Status pipelined_pack(const pack::Window& w, const void* typed, char* packed, La
     GDDT_CHECK(lanes.copy(packed + done, slots.slot(i), static_cast<std::size_t>(bytes)));
     GDDT_CHECK(lanes.mark(kDrained + slot, Lanes::kCopyLane));
   }
-  return lanes.drain();
+  return lanes.drain(meanwhile);
 }
 
-Status pipelined_unpack(const pack::Window& w, void* typed, const char* packed, Lanes& lanes, const Slots& slots) {
+Status pipelined_unpack(const pack::Window& w, void* typed, const char* packed, Lanes& lanes, const Slots& slots,
+                        const gpu::WhileWaiting& meanwhile) {
   for (std::int64_t i = 0, done = 0; done < w.length; ++i, done += slots.chunk()) {
     const std::int64_t bytes = std::min(slots.chunk(), w.length - done);
     const int slot = static_cast<int>(i & 1);
@@ -91,17 +93,17 @@ Status pipelined_unpack(const pack::Window& w, void* typed, const char* packed, 
     GDDT_CHECK(lanes.unpack(sub_window(w, done, bytes), typed, slots.slot(i)));
     GDDT_CHECK(lanes.mark(kDrained + slot, Lanes::kPackLane));
   }
-  return lanes.drain();
+  return lanes.drain(meanwhile);
 }
 
 // The in-place ways: one backend call on the caller's stream, or on the library stream of
 // the device followed by a wait.
 template <typename Call>
-Status in_place(int device, gpu::Stream user_stream, Call&& call) {
+Status in_place(int device, gpu::Stream user_stream, const gpu::WhileWaiting& meanwhile, Call&& call) {
   gpu::Stream stream = user_stream;
   if (stream == nullptr) GDDT_CHECK(gpu::library_stream(device, &stream));
   GDDT_CHECK(call(stream));
-  return user_stream == nullptr ? gpu::stream_synchronize(stream) : GDDT_OK;
+  return user_stream == nullptr ? gpu::stream_wait(stream, meanwhile) : GDDT_OK;
 }
 
 void log_choice(const char* what, const pack::Window& w, memory::Kind typed, memory::Kind packed, Way way) {
@@ -138,7 +140,7 @@ namespace {
 // Both directions share everything but the backend call and the pipeline's stage order.
 template <bool kPacking>
 Status transfer(const pack::Window& w, char* typed, memory::Kind typed_kind, char* packed, memory::Kind packed_kind,
-                gpu::Stream stream, Way way) {
+                gpu::Stream stream, Way way, const gpu::WhileWaiting& meanwhile) {
   if (w.length == 0) return GDDT_OK;
   log_choice(kPacking ? "pack" : "unpack", w, typed_kind, packed_kind, way);
   auto backend_call = [&](const pack::Backend& backend, gpu::Stream s) {
@@ -150,26 +152,27 @@ Status transfer(const pack::Window& w, char* typed, memory::Kind typed_kind, cha
   const int device = gpu_involved ? device_of(typed_kind, packed_kind) : -1;
   gpu::DeviceGuard guard(device);
   if (way != Way::kPipelined)
-    return in_place(device, stream, [&](gpu::Stream s) { return backend_call(pack::cuda_backend(), s); });
+    return in_place(device, stream, meanwhile, [&](gpu::Stream s) { return backend_call(pack::cuda_backend(), s); });
   Lanes lanes;
   GDDT_CHECK(open_lanes(typed_kind, packed_kind, stream, &lanes));
   Slots slots;
   GDDT_CHECK(slots.acquire(lanes, w.length));
-  return kPacking ? pipelined_pack(w, typed, packed, lanes, slots) : pipelined_unpack(w, typed, packed, lanes, slots);
+  return kPacking ? pipelined_pack(w, typed, packed, lanes, slots, meanwhile)
+                  : pipelined_unpack(w, typed, packed, lanes, slots, meanwhile);
 }
 
 }  // namespace
 
 Status pack(const pack::Window& w, const void* typed, memory::Kind typed_kind, void* packed,
-            memory::Kind packed_kind, gpu::Stream stream, Way way) {
+            memory::Kind packed_kind, gpu::Stream stream, Way way, const gpu::WhileWaiting& meanwhile) {
   return transfer<true>(w, const_cast<char*>(static_cast<const char*>(typed)), typed_kind, static_cast<char*>(packed),
-                        packed_kind, stream, way);
+                        packed_kind, stream, way, meanwhile);
 }
 
 Status unpack(const pack::Window& w, void* typed, memory::Kind typed_kind, const void* packed,
-              memory::Kind packed_kind, gpu::Stream stream, Way way) {
+              memory::Kind packed_kind, gpu::Stream stream, Way way, const gpu::WhileWaiting& meanwhile) {
   return transfer<false>(w, static_cast<char*>(typed), typed_kind, const_cast<char*>(static_cast<const char*>(packed)),
-                         packed_kind, stream, way);
+                         packed_kind, stream, way, meanwhile);
 }
 
 }  // namespace gddt::protocol
