@@ -121,6 +121,17 @@ int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI
   side->buffer = operation->staging.data();
   side->count = static_cast<int>(message.bytes());
   side->datatype = MPI_PACKED;
+#if defined(MPICH_VERSION)
+  // MPICH cannot receive a large MPI_PACKED message into a struct of mixed basic types, so a
+  // staged send declares its bytes as the packed twin of the user's datatype (same signature,
+  // same bytes). Host staging only: the library then never meets a derived type on device memory.
+  MPI_Datatype twin = MPI_DATATYPE_NULL;
+  if (kind == Operation::Kind::kSend && operation->route == protocol::Route::kHostStaged &&
+      type::packed_twin(datatype, layout->size, &twin)) {
+    side->count = count;
+    side->datatype = twin;
+  }
+#endif
   side->operation = std::move(operation);
   return MPI_SUCCESS;
 }

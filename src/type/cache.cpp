@@ -102,6 +102,7 @@ void on_commit(MPI_Datatype datatype) {
 
 void on_free(MPI_Datatype datatype) {
   if (datatype == MPI_DATATYPE_NULL) return;
+  forget_twin(datatype);
   Cache& c = cache();
   const std::uint64_t key = key_of(datatype);
   LayoutPtr evicted;  // released after the lock: backend data may take a while to free
@@ -152,6 +153,7 @@ bool is_known_committed(MPI_Datatype datatype) {
 }
 
 void clear_cache() {
+  clear_twins();
   Cache& c = cache();
   std::unordered_map<std::uint64_t, Entry> dropped;
   std::unique_lock<std::shared_mutex> lock(c.mutex);
