@@ -137,12 +137,7 @@ int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI
 }
 
 int pack_outgoing(Operation& operation) {
-  gpu::Stream stream = nullptr;
-  const gpu::WhileWaiting meanwhile = meanwhile_for(operation);
-  Status status = protocol::message_stream(operation.message, operation.staging, &stream);
-  if (!is_error(status)) status = protocol::pack_message(operation.message, operation.staging, stream, meanwhile);
-  if (!is_error(status) && stream != nullptr) status = gpu::stream_wait(stream, meanwhile);
-  return raise(operation.comm, status);
+  return raise(operation.comm, protocol::pack_message(operation.message, operation.staging, meanwhile_for(operation)));
 }
 
 int prepare_send(bool buffered, const void* buf, int count, MPI_Datatype datatype, int dest, MPI_Comm comm,

@@ -160,19 +160,15 @@ int finish(Operation& operation, int error, const MPI_Status& status, gpu::Strea
   // MPI_ERR_TRUNCATE through the request (calls like MPI_Request_get_status do not), and the
   // receive buffer's contents are undefined, so nothing is unpacked.
   if (received <= 0 || received > operation.staging.size()) return MPI_SUCCESS;
+  // With a stream the GPU work is only queued on it; without one the unpack waits itself.
   gpu::Stream stream = nullptr;
-  Status unpacked = protocol::message_stream(operation.message, operation.staging, &stream);
-  const gpu::WhileWaiting meanwhile = meanwhile_for(operation);
+  Status unpacked =
+      queued_on != nullptr ? protocol::message_stream(operation.message, operation.staging, &stream) : GDDT_OK;
   if (!is_error(unpacked)) {
-    unpacked = protocol::unpack_message(operation.message, operation.staging, received, stream, meanwhile);
+    unpacked =
+        protocol::unpack_message(operation.message, operation.staging, received, stream, meanwhile_for(operation));
   }
-  if (!is_error(unpacked) && stream != nullptr) {
-    if (queued_on != nullptr) {
-      *queued_on = stream;
-    } else {
-      unpacked = gpu::stream_wait(stream, meanwhile);
-    }
-  }
+  if (!is_error(unpacked) && queued_on != nullptr) *queued_on = stream;
   operation.early_result = raise(operation.comm, unpacked);
   return operation.early_result;
 }

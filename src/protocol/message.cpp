@@ -87,10 +87,9 @@ Status message_stream(const Message& message, const Staging& staging, gpu::Strea
   return device < 0 ? GDDT_OK : gpu::library_stream(device, stream);
 }
 
-Status pack_message(const Message& message, const Staging& staging, gpu::Stream stream,
-                    const gpu::WhileWaiting& meanwhile) {
+Status pack_message(const Message& message, const Staging& staging, const gpu::WhileWaiting& meanwhile) {
   const std::int64_t bytes = message.bytes();
-  return pack(whole(message, bytes), message.buffer, message.kind, staging.data(), staging.kind(), stream,
+  return pack(whole(message, bytes), message.buffer, message.kind, staging.data(), staging.kind(), nullptr,
               way_for(message.kind, staging.kind(), bytes), meanwhile);
 }
 

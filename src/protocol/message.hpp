@@ -64,14 +64,13 @@ class Staging {
 // calling thread).
 Status message_stream(const Message& message, const Staging& staging, gpu::Stream* stream);
 
-// Packs the whole message into `staging` (which must hold message.bytes()). With a null
-// `stream` it returns when the bytes are in place; otherwise the work may still be running
-// on `stream` (from message_stream) and staging must live until it is done.
-// `meanwhile` runs whenever the call itself waits for the GPU.
-Status pack_message(const Message& message, const Staging& staging, gpu::Stream stream,
-                    const gpu::WhileWaiting& meanwhile);
-// Unpacks the first `received` packed bytes from `staging` into the message's buffer; the
-// same holds for `stream` and `meanwhile`.
+// Packs the whole message into `staging` (which must hold message.bytes()) and returns when
+// the bytes are in place, doing `meanwhile` while it waits for the GPU.
+Status pack_message(const Message& message, const Staging& staging, const gpu::WhileWaiting& meanwhile);
+// Unpacks the first `received` packed bytes from `staging` into the message's buffer. With a
+// null `stream` it returns when they are in place, doing `meanwhile` while it waits; otherwise
+// the work may still be running on `stream` (from message_stream), and staging must live
+// until it is done.
 Status unpack_message(const Message& message, const Staging& staging, std::int64_t received, gpu::Stream stream,
                       const gpu::WhileWaiting& meanwhile);
 
