@@ -11,13 +11,12 @@
 #include <vector>
 
 #include "type/bounds.hpp"
+#include "type/contents.hpp"
 #include "type/datatype.hpp"
 
 namespace gddt::type {
 
 namespace {
-
-Status mpi_status(int code) { return code == MPI_SUCCESS ? GDDT_OK : GDDT_ERR_MPI; }
 
 Status product(std::int64_t a, std::int64_t b, std::int64_t* out) {
   return __builtin_mul_overflow(a, b, out) ? GDDT_ERR_UNSUPPORTED : GDDT_OK;
@@ -35,12 +34,6 @@ Status shifted(const Layout& inner, std::int64_t delta, Layout* out) {
   GDDT_CHECK(sum(inner.true_ub, delta, &unused));
   *out = make_shifted(inner, delta);
   return GDDT_OK;
-}
-
-int combiner_of(MPI_Datatype datatype, int* ni, int* na, int* nd) {
-  int combiner = MPI_UNDEFINED;
-  PMPI_Type_get_envelope(datatype, ni, na, nd, &combiner);
-  return combiner;
 }
 
 // What the library says about one datatype.
@@ -66,35 +59,6 @@ Status read_facts(MPI_Datatype datatype, Facts* facts) {
 struct Decoded {
   Layout layout;
   TypeBounds bounds;
-};
-
-// The arguments of a derived datatype's constructor. The datatype handles get_contents
-// returns are new references; the derived ones are released here (named ones must not be).
-class Contents {
- public:
-  Contents() = default;
-  Contents(const Contents&) = delete;
-  Contents& operator=(const Contents&) = delete;
-  ~Contents() {
-    for (MPI_Datatype& type : types) {
-      int ni, na, nd;
-      if (type != MPI_DATATYPE_NULL && combiner_of(type, &ni, &na, &nd) != MPI_COMBINER_NAMED) {
-        PMPI_Type_free(&type);
-      }
-    }
-  }
-
-  Status read(MPI_Datatype datatype, int ni, int na, int nd) {
-    ints.resize(static_cast<std::size_t>(ni));
-    addresses.resize(static_cast<std::size_t>(na));
-    types.assign(static_cast<std::size_t>(nd), MPI_DATATYPE_NULL);
-    return mpi_status(PMPI_Type_get_contents(datatype, ni, na, nd, ints.data(),
-                                             addresses.data(), types.data()));
-  }
-
-  std::vector<int> ints;
-  std::vector<MPI_Aint> addresses;
-  std::vector<MPI_Datatype> types;
 };
 
 Status decode_node(MPI_Datatype datatype, Decoded* out);

@@ -3,22 +3,17 @@
 // Sending staged bytes as count elements of the twin instead of MPI_PACKED tells the library
 // where each basic element starts, which MPICH needs to receive a large message into a struct
 // of mixed basic types (it refuses MPI_PACKED or MPI_BYTE data there beyond about 8 KiB).
-#include <cstring>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "type/contents.hpp"
 #include "type/datatype.hpp"
 
 namespace gddt::type {
 
 namespace {
-
-int combiner_of(MPI_Datatype datatype) {
-  int ni = 0, na = 0, nd = 0, combiner = MPI_UNDEFINED;
-  PMPI_Type_get_envelope(datatype, &ni, &na, &nd, &combiner);
-  return combiner;
-}
 
 // A derived datatype handle this file created and must free; named handles are borrowed.
 struct Handle {
@@ -41,27 +36,6 @@ struct Handle {
     return released;
   }
 };
-
-// The arguments get_contents returns, owning the derived handles among them.
-struct Contents {
-  std::vector<int> ints;
-  std::vector<MPI_Aint> addresses;
-  std::vector<Handle> types;
-};
-
-bool read_contents(MPI_Datatype datatype, Contents* contents) {
-  int ni = 0, na = 0, nd = 0, combiner = MPI_UNDEFINED;
-  if (PMPI_Type_get_envelope(datatype, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return false;
-  contents->ints.resize(static_cast<std::size_t>(ni));
-  contents->addresses.resize(static_cast<std::size_t>(na));
-  std::vector<MPI_Datatype> types(static_cast<std::size_t>(nd), MPI_DATATYPE_NULL);
-  if (PMPI_Type_get_contents(datatype, ni, na, nd, contents->ints.data(), contents->addresses.data(),
-                             types.data()) != MPI_SUCCESS) {
-    return false;
-  }
-  for (MPI_Datatype type : types) contents->types.emplace_back(type);
-  return true;
-}
 
 bool fits_int(long long value) { return value >= 0 && value <= 0x7fffffff; }
 
@@ -110,7 +84,8 @@ bool packed_struct(const std::vector<int>& lengths, const std::vector<MPI_Dataty
 
 // The twin of `datatype` before it is resized to its size.
 bool build_unresized(MPI_Datatype datatype, Handle* out) {
-  const int combiner = combiner_of(datatype);
+  int ni = 0, na = 0, nd = 0;
+  const int combiner = combiner_of(datatype, &ni, &na, &nd);
   if (combiner == MPI_COMBINER_NAMED) {
     MPI_Datatype value = MPI_DATATYPE_NULL;
     if (pair_members(datatype, &value)) return packed_struct({1, 1}, {value, MPI_INT}, out);
@@ -118,49 +93,48 @@ bool build_unresized(MPI_Datatype datatype, Handle* out) {
     return true;
   }
   Contents c;
-  if (!read_contents(datatype, &c)) return false;
+  if (is_error(c.read(datatype, ni, na, nd))) return false;
   Handle child;
   switch (combiner) {
     case MPI_COMBINER_DUP:
     case MPI_COMBINER_RESIZED:
-      return build(c.types[0].type, out);
+      return build(c.types[0], out);
     case MPI_COMBINER_CONTIGUOUS:
-      return build(c.types[0].type, &child) && repeated(c.ints[0], child, out);
+      return build(c.types[0], &child) && repeated(c.ints[0], child, out);
     case MPI_COMBINER_VECTOR:
     case MPI_COMBINER_HVECTOR:
-      return build(c.types[0].type, &child) && repeated(static_cast<long long>(c.ints[0]) * c.ints[1], child, out);
     case MPI_COMBINER_INDEXED_BLOCK:
-    case MPI_COMBINER_HINDEXED_BLOCK:
-      return build(c.types[0].type, &child) && repeated(static_cast<long long>(c.ints[0]) * c.ints[1], child, out);
+    case MPI_COMBINER_HINDEXED_BLOCK:  // count blocks of blocklength elements each
+      return build(c.types[0], &child) && repeated(static_cast<long long>(c.ints[0]) * c.ints[1], child, out);
     case MPI_COMBINER_INDEXED:
     case MPI_COMBINER_HINDEXED: {
       long long total = 0;
       for (int i = 0; i < c.ints[0]; ++i) total += c.ints[1 + i];
-      return build(c.types[0].type, &child) && repeated(total, child, out);
+      return build(c.types[0], &child) && repeated(total, child, out);
     }
     case MPI_COMBINER_SUBARRAY: {
       const int ndims = c.ints[0];
       long long total = 1;
       for (int d = 0; d < ndims; ++d) total *= c.ints[1 + ndims + d];
-      return build(c.types[0].type, &child) && repeated(total, child, out);
+      return build(c.types[0], &child) && repeated(total, child, out);
     }
     case MPI_COMBINER_DARRAY: {
       // This process's block holds size(darray) / size(oldtype) elements.
       int whole = 0, element = 0;
-      if (PMPI_Type_size(datatype, &whole) != MPI_SUCCESS || PMPI_Type_size(c.types[0].type, &element) != MPI_SUCCESS ||
+      if (PMPI_Type_size(datatype, &whole) != MPI_SUCCESS || PMPI_Type_size(c.types[0], &element) != MPI_SUCCESS ||
           element <= 0) {
         return false;
       }
-      return build(c.types[0].type, &child) && repeated(whole / element, child, out);
+      return build(c.types[0], &child) && repeated(whole / element, child, out);
     }
     case MPI_COMBINER_STRUCT: {
       const int count = c.ints[0];
       std::vector<Handle> twins(static_cast<std::size_t>(count));
       std::vector<MPI_Datatype> members(static_cast<std::size_t>(count));
       std::vector<int> lengths(c.ints.begin() + 1, c.ints.begin() + 1 + count);
-      for (int i = 0; i < count; ++i) {
-        if (!build(c.types[static_cast<std::size_t>(i)].type, &twins[static_cast<std::size_t>(i)])) return false;
-        members[static_cast<std::size_t>(i)] = twins[static_cast<std::size_t>(i)].type;
+      for (std::size_t i = 0; i < twins.size(); ++i) {
+        if (!build(c.types[i], &twins[i])) return false;
+        members[i] = twins[i].type;
       }
       return packed_struct(lengths, members, out);
     }
