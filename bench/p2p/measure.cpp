@@ -80,10 +80,7 @@ std::string Expectation::check(const TransferMethod& method, const Case& message
 
 Measurer::Measurer(const Options& options, MPI_Comm comm, int rank) : options_(options), comm_(comm), rank_(rank) {}
 
-bool Measurer::verify(TransferMethod& method, const Case& message, Workspace& workspace, Expectation& expectation,
-                      const char* label) {
-  expectation.reset_receive_buffer(method, message, workspace);
-  BENCH_MPI_CHECK(PMPI_Barrier(comm_));
+void Measurer::round_trip(TransferMethod& method, const Case& message, Workspace& workspace) {
   if (rank_ == 0) {
     method.send(message, workspace);
     method.recv(message, workspace);
@@ -91,6 +88,13 @@ bool Measurer::verify(TransferMethod& method, const Case& message, Workspace& wo
     method.recv(message, workspace);
     method.send(message, workspace);
   }
+}
+
+bool Measurer::verify(TransferMethod& method, const Case& message, Workspace& workspace, Expectation& expectation,
+                      const char* label) {
+  expectation.reset_receive_buffer(method, message, workspace);
+  BENCH_MPI_CHECK(PMPI_Barrier(comm_));
+  round_trip(method, message, workspace);
   const std::string problem = expectation.check(method, message, workspace);
   if (!problem.empty()) {
     std::fprintf(stderr, "gddt-bench (rank %d): %s, packed %zu B: wrong data received: %s\n", rank_, label,
@@ -128,15 +132,7 @@ std::vector<double> Measurer::time_steps(Step step) {
 }
 
 double Measurer::latency_us(TransferMethod& method, const Case& message, Workspace& workspace) {
-  const std::vector<double> round_trips = time_steps([&] {
-    if (rank_ == 0) {
-      method.send(message, workspace);
-      method.recv(message, workspace);
-    } else {
-      method.recv(message, workspace);
-      method.send(message, workspace);
-    }
-  });
+  const std::vector<double> round_trips = time_steps([&] { round_trip(method, message, workspace); });
   return median(round_trips) / 2 * 1e6;
 }
 

@@ -61,6 +61,8 @@ class Measurer {
   };
   template <typename Step>
   std::vector<double> time_steps(Step step);
+  // One message each way: rank 0 sends first, rank 1 answers.
+  void round_trip(TransferMethod& method, const Case& message, Workspace& workspace);
 
   const Options& options_;
   MPI_Comm comm_;
