@@ -308,6 +308,26 @@ class TypeTest {
     return expectations_.size() == 1 ? random_pieces(&rng_, count_) : std::vector<int>{count_};
   }
 
+  // One MPI_Pack or MPI_Unpack call per piece of call_pieces(), `call(piece, elements done,
+  // &position)`, from start_position_ on, stopping at the first error.
+  template <typename Call>
+  Result in_pieces(Call call) {
+    Result result;
+    int position = static_cast<int>(start_position_);
+    int done = 0;
+    for (int piece : call_pieces()) {
+      const int rc = call(piece, done, &position);
+      if (rc != MPI_SUCCESS) {
+        result.ok = false;
+        result.error = mpi_error_text(rc);
+        break;
+      }
+      done += piece;
+    }
+    result.end = position;
+    return result;
+  }
+
   void check_pack() {
     Bytes source(typed_bytes_), poison(packed_bytes_);
     fill_random(&rng_, &source);
@@ -336,20 +356,10 @@ class TypeTest {
     typed.upload(source.data(), typed_bytes_);
 
     packed.upload(poison.data(), packed_bytes_);
-    Result by_calls;
-    int position = static_cast<int>(start_position_);
-    int done = 0;
-    for (int piece : call_pieces()) {
-      const int rc = MPI_Pack(typed.data() + origin_ + done * extent_, piece, datatype_, packed.data(),
-                              static_cast<int>(packed_bytes_), &position, MPI_COMM_WORLD);
-      if (rc != MPI_SUCCESS) {
-        by_calls.ok = false;
-        by_calls.error = mpi_error_text(rc);
-        break;
-      }
-      done += piece;
-    }
-    by_calls.end = position;
+    Result by_calls = in_pieces([&](int piece, int done, int* position) {
+      return MPI_Pack(typed.data() + origin_ + done * extent_, piece, datatype_, packed.data(),
+                      static_cast<int>(packed_bytes_), position, MPI_COMM_WORLD);
+    });
     by_calls.bytes.resize(packed_bytes_);
     packed.download(by_calls.bytes.data(), packed_bytes_);
     judge("MPI_Pack", by_calls, "PMPI_Pack", reference_used, expected, start_position_);
@@ -434,20 +444,10 @@ class TypeTest {
       return;
     }
     typed.upload(poison.data(), typed_bytes_);
-    Result by_calls;
-    int position = static_cast<int>(start_position_);
-    int done = 0;
-    for (int piece : call_pieces()) {
-      const int rc = MPI_Unpack(packed.data(), static_cast<int>(insize), &position,
-                                typed.data() + origin_ + done * extent_, piece, datatype_, MPI_COMM_WORLD);
-      if (rc != MPI_SUCCESS) {
-        by_calls.ok = false;
-        by_calls.error = mpi_error_text(rc);
-        break;
-      }
-      done += piece;
-    }
-    by_calls.end = position;
+    Result by_calls = in_pieces([&](int piece, int done, int* position) {
+      return MPI_Unpack(packed.data(), static_cast<int>(insize), position, typed.data() + origin_ + done * extent_,
+                        piece, datatype_, MPI_COMM_WORLD);
+    });
     by_calls.bytes.resize(typed_bytes_);
     typed.download(by_calls.bytes.data(), typed_bytes_);
     judge("MPI_Unpack", by_calls, "PMPI_Unpack", reference_used, expected, origin_);
