@@ -83,6 +83,10 @@ void event_destroy(Event event);
 Status event_record(Event event, Stream stream);
 Status stream_wait_event(Stream stream, Event event);
 Status event_synchronize(Event event);
+// Sets *done to whether the work before `event` has finished, without waiting.
+Status event_query(Event event, bool* done);
+// Waits for `event` as stream_wait does for a stream.
+Status event_wait(Event event, const WhileWaiting& meanwhile);
 
 // cudaMemcpyAsync with cudaMemcpyDefault (the driver infers the direction under UVA).
 Status memcpy_async(void* dst, const void* src, std::size_t bytes, Stream stream);

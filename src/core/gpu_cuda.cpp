@@ -250,14 +250,24 @@ Status stream_query(Stream stream, bool* done) {
   return error == cudaErrorNotReady ? GDDT_OK : cuda_status(error, "cudaStreamQuery");
 }
 
-Status stream_wait(Stream stream, const WhileWaiting& meanwhile) {
-  if (meanwhile.call == nullptr) return stream_synchronize(stream);
+namespace {
+
+// Polls `query` until it answers done, doing `meanwhile` between polls.
+template <typename Query>
+Status poll(Query&& query, const WhileWaiting& meanwhile) {
   for (;;) {
     bool done = false;
-    GDDT_CHECK(stream_query(stream, &done));
+    GDDT_CHECK(query(&done));
     if (done) return GDDT_OK;
     meanwhile.call(meanwhile.context);
   }
+}
+
+}  // namespace
+
+Status stream_wait(Stream stream, const WhileWaiting& meanwhile) {
+  if (meanwhile.call == nullptr) return stream_synchronize(stream);
+  return poll([stream](bool* done) { return stream_query(stream, done); }, meanwhile);
 }
 
 Status stream_create(int device, Stream* stream) {
@@ -292,6 +302,17 @@ Status stream_wait_event(Stream stream, Event event) {
 
 Status event_synchronize(Event event) {
   return cuda_status(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize");
+}
+
+Status event_query(Event event, bool* done) {
+  const cudaError_t error = cudaEventQuery(static_cast<cudaEvent_t>(event));
+  *done = error != cudaErrorNotReady;
+  return error == cudaErrorNotReady ? GDDT_OK : cuda_status(error, "cudaEventQuery");
+}
+
+Status event_wait(Event event, const WhileWaiting& meanwhile) {
+  if (meanwhile.call == nullptr) return event_synchronize(event);
+  return poll([event](bool* done) { return event_query(event, done); }, meanwhile);
 }
 
 Status memcpy_async(void* dst, const void* src, std::size_t bytes, Stream stream) {

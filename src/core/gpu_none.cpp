@@ -38,6 +38,11 @@ void event_destroy(Event) {}
 Status event_record(Event, Stream) { return GDDT_ERR_NO_DEVICE; }
 Status stream_wait_event(Stream, Event) { return GDDT_ERR_NO_DEVICE; }
 Status event_synchronize(Event) { return GDDT_ERR_NO_DEVICE; }
+Status event_query(Event, bool* done) {
+  *done = true;
+  return GDDT_ERR_NO_DEVICE;
+}
+Status event_wait(Event, const WhileWaiting&) { return GDDT_ERR_NO_DEVICE; }
 Status memcpy_async(void*, const void*, std::size_t, Stream) { return GDDT_ERR_NO_DEVICE; }
 Status device_alloc(int, std::size_t, void** ptr) {
   *ptr = nullptr;

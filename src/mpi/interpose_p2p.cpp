@@ -1,8 +1,9 @@
 // The interposed point-to-point entry points: one short shim each (see p2p.hpp for what
 // gddt does with a message). The plain sends and receives first try the inline hot path, so
-// host traffic pays a few loads for gddt. MPI_Probe, MPI_Iprobe, MPI_Cancel, MPI_Test_cancelled,
-// MPI_Get_count and MPI_Get_elements need no shim: gddt's messages are ordinary MPI messages
-// of packed bytes, whose statuses count bytes, which the library converts to any datatype.
+// host traffic pays a few loads for gddt. MPI_Test_cancelled, MPI_Get_count and
+// MPI_Get_elements need no shim: gddt's messages are ordinary MPI messages of packed bytes,
+// whose statuses count bytes, which the library converts to any datatype. MPI_Probe,
+// MPI_Iprobe and MPI_Cancel only start queued sends first.
 #include <mpi.h>
 
 #include "mpi/interpose.hpp"
@@ -184,4 +185,19 @@ GDDT_MPI_ENTRY int MPI_Request_get_status(MPI_Request request, int* flag, MPI_St
 GDDT_MPI_ENTRY int MPI_Request_free(MPI_Request* request) {
   if (disabled()) return PMPI_Request_free(request);
   return p2p::request_free(request);
+}
+
+GDDT_MPI_ENTRY int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  if (disabled()) return PMPI_Probe(source, tag, comm, status);
+  return p2p::probe(source, tag, comm, status);
+}
+
+GDDT_MPI_ENTRY int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  if (disabled()) return PMPI_Iprobe(source, tag, comm, flag, status);
+  return p2p::iprobe(source, tag, comm, flag, status);
+}
+
+GDDT_MPI_ENTRY int MPI_Cancel(MPI_Request* request) {
+  if (disabled()) return PMPI_Cancel(request);
+  return p2p::cancel(request);
 }

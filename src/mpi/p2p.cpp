@@ -10,6 +10,7 @@
 #include "core/config.hpp"
 #include "core/gpu.hpp"
 #include "mpi/cuda_awareness.hpp"
+#include "mpi/deferred.hpp"
 #include "mpi/errors.hpp"
 #include "mpi/interpose.hpp"
 #include "mpi/pack_api.hpp"
@@ -140,11 +141,47 @@ int pack_outgoing(Operation& operation) {
   return raise(operation.comm, protocol::pack_message(operation.message, operation.staging, meanwhile_for(operation)));
 }
 
+// Prepares a send that is posted as soon as this returns: every queued send starts before it.
 int prepare_send(bool buffered, const void* buf, int count, MPI_Datatype datatype, int dest, MPI_Comm comm,
                  Side* side) {
   int rc = prepare(Operation::Kind::kSend, buffered, buf, count, datatype, dest, comm, side);
+  deferred::before_blocking();
   if (rc != MPI_SUCCESS || !side->operation) return rc;
   return pack_outgoing(*side->operation);
+}
+
+// The persistent twin of a nonblocking send mode, which deferred starts create; null for the
+// modes that are not deferred.
+RequestSend persistent_twin(RequestSend call) {
+  if (call == PMPI_Isend) return PMPI_Send_init;
+  if (call == PMPI_Issend) return PMPI_Ssend_init;
+  if (call == PMPI_Irsend) return PMPI_Rsend_init;
+  return nullptr;
+}
+
+bool defer_sends() {
+  static const bool defer = config::settings().defer_sends;
+  return defer;
+}
+
+// Queues the pack of a prepared nonblocking send and hands the user a persistent library
+// request of the staging, started once the pack is done (deferred.hpp).
+int post_deferred(RequestSend init, Side& side, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  Operation& operation = *side.operation;
+  gpu::Stream stream = nullptr;
+  Status packed = protocol::queue_pack(operation.message, operation.staging, &stream, meanwhile_for(operation));
+  int rc = raise(comm, packed);
+  if (rc == MPI_SUCCESS) rc = init(side.buffer, side.count, side.datatype, dest, tag, comm, request);
+  if (rc != MPI_SUCCESS) {
+    if (stream != nullptr) gpu::stream_synchronize(stream);  // the staging goes back to its pool
+    return rc;
+  }
+  operation.deferred_start = true;
+  GDDT_LOG(kDebug, "send of %lld bytes starts once packed", static_cast<long long>(operation.message.bytes()));
+  Operation* queued = side.operation.get();
+  requests::add(*request, std::move(side.operation));
+  deferred::enqueue(*request, queued, stream);
+  return MPI_SUCCESS;
 }
 
 // The completion work of a request of gddt's that the library reported complete with
@@ -180,10 +217,11 @@ int track(std::unique_ptr<Operation> operation, bool persistent, MPI_Request req
 
 // The operations behind an array of requests, looked up before the library call.
 struct Snapshot {
+  MPI_Request* user = nullptr;  // the user's array
   std::vector<MPI_Request> handles;
   std::vector<Operation*> operations;  // claimed; null once completed
   bool any = false;
-  Snapshot(int count, const MPI_Request requests[]) {
+  Snapshot(int count, MPI_Request requests[]) : user(requests) {
     if (!requests::any() || count <= 0) return;
     handles.assign(requests, requests + count);
     operations.resize(static_cast<std::size_t>(count));
@@ -204,7 +242,9 @@ struct Snapshot {
     if (operation == nullptr || !operation->active) return MPI_SUCCESS;
     for (auto& other : operations)
       if (other == operation) other = nullptr;
+    const bool library_persistent = operation->deferred_start;
     int rc = complete(handles[static_cast<std::size_t>(i)], operation, error, *status);
+    if (library_persistent) PMPI_Request_free(&user[i]);  // the library left it allocated
     if (rc != MPI_SUCCESS) status->MPI_ERROR = rc;
     return rc;
   }
@@ -247,7 +287,10 @@ int complete_some(Snapshot& snap, int rc, int outcount, const int indices[], MPI
 // Unpacks the device receives of a Waitall as each one arrives, so that the GPU unpacks
 // earlier messages while the library still moves later ones; the library's Waitall then only
 // collects them. MPI_Request_get_status drives progress without freeing the requests, so
-// errors and statuses still come from that Waitall.
+// errors and statuses still come from that Waitall. Receives complete mostly in the order they
+// were posted, so only the oldest one not yet unpacked is asked about: asking about every one
+// each pass costs the square of their number in library calls, each of which runs the
+// progress engine (several microseconds each with many device transfers in flight).
 void unpack_as_they_arrive(Snapshot& snap, int count) {
   std::vector<int> waiting;
   for (int i = 0; i < count; ++i) {
@@ -259,24 +302,16 @@ void unpack_as_they_arrive(Snapshot& snap, int count) {
   }
   if (waiting.size() < 2) return;
   std::vector<gpu::Stream> queued;
-  while (!waiting.empty()) {
-    for (std::size_t k = 0; k < waiting.size();) {
-      const int i = waiting[k];
-      int flag = 0;
-      MPI_Status status;
-      if (PMPI_Request_get_status(snap.handles[static_cast<std::size_t>(i)], &flag, &status) != MPI_SUCCESS) {
-        waiting.clear();  // the library's Waitall reports it
-        break;
-      }
-      if (!flag) {
-        ++k;
-        continue;
-      }
-      gpu::Stream stream = nullptr;
-      finish(*snap.at(i), MPI_SUCCESS, status, &stream);
-      if (stream != nullptr && std::find(queued.begin(), queued.end(), stream) == queued.end()) queued.push_back(stream);
-      waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(k));
-    }
+  for (const int i : waiting) {
+    int flag = 0;
+    MPI_Status status;
+    do {
+      if (PMPI_Request_get_status(snap.handles[static_cast<std::size_t>(i)], &flag, &status) != MPI_SUCCESS) break;
+    } while (!flag);
+    if (!flag) break;  // the library's Waitall reports it
+    gpu::Stream stream = nullptr;
+    finish(*snap.at(i), MPI_SUCCESS, status, &stream);
+    if (stream != nullptr && std::find(queued.begin(), queued.end(), stream) == queued.end()) queued.push_back(stream);
   }
   for (gpu::Stream stream : queued) gpu::stream_synchronize(stream);
 }
@@ -353,9 +388,17 @@ int send(BlockingSend call, bool buffered, const void* buf, int count, MPI_Datat
 
 int isend(RequestSend call, bool buffered, bool persistent, const void* buf, int count, MPI_Datatype datatype,
           int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  if (deferred::any()) deferred::start_ready();
   Side side;
-  int rc = persistent ? prepare(Operation::Kind::kSend, buffered, buf, count, datatype, dest, comm, &side)
-                      : prepare_send(buffered, buf, count, datatype, dest, comm, &side);
+  int rc = prepare(Operation::Kind::kSend, buffered, buf, count, datatype, dest, comm, &side);
+  if (!persistent) {
+    // Persistent sends are only created here; MPI_Start posts them.
+    RequestSend init = persistent_twin(call);
+    if (rc == MPI_SUCCESS && side.operation && init != nullptr && defer_sends())
+      return post_deferred(init, side, dest, tag, comm, request);
+    deferred::before_blocking();
+    if (rc == MPI_SUCCESS && side.operation) rc = pack_outgoing(*side.operation);
+  }
   if (rc != MPI_SUCCESS) return rc;
   rc = call(side.buffer, side.count, side.datatype, dest, tag, comm, request);
   if (rc == MPI_SUCCESS && side.operation) return track(std::move(side.operation), persistent, *request);
@@ -363,6 +406,7 @@ int isend(RequestSend call, bool buffered, bool persistent, const void* buf, int
 }
 
 int recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  deferred::before_blocking();
   Side side;
   int rc = prepare(Operation::Kind::kReceive, false, buf, count, datatype, source, comm, &side);
   if (rc != MPI_SUCCESS) return rc;
@@ -376,6 +420,7 @@ int recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_C
 
 int irecv(bool persistent, void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
           MPI_Request* request) {
+  if (deferred::any()) deferred::start_ready();
   Side side;
   int rc = prepare(Operation::Kind::kReceive, false, buf, count, datatype, source, comm, &side);
   if (rc != MPI_SUCCESS) return rc;
@@ -408,6 +453,7 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int 
 }
 
 int mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status) {
+  deferred::before_blocking();
   Side side;
   int rc = prepare_matched(buf, count, datatype, message, &side);
   if (rc != MPI_SUCCESS) return rc;
@@ -420,6 +466,7 @@ int mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI
 }
 
 int imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request) {
+  if (deferred::any()) deferred::start_ready();
   Side side;
   int rc = prepare_matched(buf, count, datatype, message, &side);
   if (rc != MPI_SUCCESS) return rc;
@@ -430,12 +477,14 @@ int imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MP
 }
 
 int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  deferred::before_blocking();
   int rc = PMPI_Mprobe(source, tag, comm, message, status);
   if (rc == MPI_SUCCESS) messages::remember(*message, comm);
   return rc;
 }
 
 int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
+  if (deferred::any()) deferred::start_ready();
   int rc = PMPI_Improbe(source, tag, comm, flag, message, status);
   if (rc == MPI_SUCCESS && *flag) messages::remember(*message, comm);
   return rc;
@@ -454,12 +503,14 @@ int activate(Operation* operation) {
 }
 
 int start(MPI_Request* request) {
+  deferred::before_blocking();  // sends start in call order
   Snapshot snap(1, request);
   int rc = activate(snap.at(0));
   return rc != MPI_SUCCESS ? rc : PMPI_Start(request);
 }
 
 int startall(int count, MPI_Request requests[]) {
+  deferred::before_blocking();
   Snapshot snap(count, requests);
   for (int i = 0; i < count; ++i) {
     int rc = activate(snap.at(i));
@@ -468,8 +519,19 @@ int startall(int count, MPI_Request requests[]) {
   return PMPI_Startall(count, requests);
 }
 
-int wait(MPI_Request* request, MPI_Status* status) {
+namespace {
+
+// Every completion call starts the queued sends first: one of them may be among its requests,
+// and the library would take a persistent request that is not started for a completed one.
+void before_completing() {
+  deferred::before_blocking();
   requests::progress_detached();
+}
+
+}  // namespace
+
+int wait(MPI_Request* request, MPI_Status* status) {
+  before_completing();
   Snapshot snap(1, request);
   if (!snap.any) return PMPI_Wait(request, status);
   MPI_Status local;
@@ -480,7 +542,7 @@ int wait(MPI_Request* request, MPI_Status* status) {
 }
 
 int test(MPI_Request* request, int* flag, MPI_Status* status) {
-  requests::progress_detached();
+  before_completing();
   Snapshot snap(1, request);
   if (!snap.any) return PMPI_Test(request, flag, status);
   MPI_Status local;
@@ -492,7 +554,7 @@ int test(MPI_Request* request, int* flag, MPI_Status* status) {
 }
 
 int waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
-  requests::progress_detached();
+  before_completing();
   Snapshot snap(count, requests);
   if (!snap.any) return PMPI_Waitany(count, requests, index, status);
   MPI_Status local;
@@ -504,7 +566,7 @@ int waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
 }
 
 int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
-  requests::progress_detached();
+  before_completing();
   Snapshot snap(count, requests);
   if (!snap.any) return PMPI_Testany(count, requests, index, flag, status);
   MPI_Status local;
@@ -516,7 +578,7 @@ int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status
 }
 
 int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  requests::progress_detached();
+  before_completing();
   Snapshot snap(count, requests);
   if (!snap.any) return PMPI_Waitall(count, requests, statuses);
   unpack_as_they_arrive(snap, count);
@@ -526,7 +588,7 @@ int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
 }
 
 int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
-  requests::progress_detached();
+  before_completing();
   Snapshot snap(count, requests);
   if (!snap.any) return PMPI_Testall(count, requests, flag, statuses);
   StatusArray st(count, statuses);
@@ -542,7 +604,7 @@ using SomeCall = int (*)(int, MPI_Request[], int*, int[], MPI_Status[]);
 
 int complete_some_of(SomeCall call, int incount, MPI_Request requests[], int* outcount, int indices[],
                      MPI_Status statuses[]) {
-  requests::progress_detached();
+  before_completing();
   Snapshot snap(incount, requests);
   if (!snap.any) return call(incount, requests, outcount, indices, statuses);
   StatusArray st(incount, statuses);
@@ -561,6 +623,7 @@ int testsome(int incount, MPI_Request requests[], int* outcount, int indices[], 
 }
 
 int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  deferred::before_blocking();
   Snapshot snap(1, &request);
   if (!snap.any) return PMPI_Request_get_status(request, flag, status);
   MPI_Status local;
@@ -573,6 +636,7 @@ int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
 }
 
 int request_free(MPI_Request* request) {
+  deferred::before_blocking();
   Operation* operation = request != nullptr ? requests::claim(*request) : nullptr;
   if (operation == nullptr) return PMPI_Request_free(request);
   const MPI_Request handle = *request;
@@ -584,6 +648,25 @@ int request_free(MPI_Request* request) {
   return MPI_SUCCESS;
 }
 
-void finalize() { requests::drain_detached(); }
+int probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  deferred::before_blocking();
+  return PMPI_Probe(source, tag, comm, status);
+}
+
+int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  if (deferred::any()) deferred::start_ready();
+  return PMPI_Iprobe(source, tag, comm, flag, status);
+}
+
+int cancel(MPI_Request* request) {
+  deferred::before_blocking();  // the library cancels only requests it has started
+  return PMPI_Cancel(request);
+}
+
+void finalize() {
+  deferred::start_all();
+  requests::drain_detached();
+  deferred::release();
+}
 
 }  // namespace gddt::mpi::p2p

@@ -11,6 +11,7 @@
 #include <atomic>
 
 #include "core/memory.hpp"
+#include "mpi/deferred.hpp"
 #include "type/datatype.hpp"
 
 namespace gddt::mpi::p2p {
@@ -30,6 +31,7 @@ extern std::atomic<Passage> passage;
 // the call goes to the library as it is. False sends it the long way, which decides the same
 // for everything this does not recognise at a glance.
 inline bool passes_through(const void* buf, int count, MPI_Datatype datatype) {
+  if (deferred::any()) return false;  // queued sends are started first
   switch (passage.load(std::memory_order_relaxed)) {
     case Passage::kAll: return true;
     case Passage::kPlainTypes: return count > 0 && buf != nullptr && type::is_plain_named(datatype);
@@ -74,6 +76,10 @@ int waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], 
 int testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]);
 int request_get_status(MPI_Request request, int* flag, MPI_Status* status);
 int request_free(MPI_Request* request);
+// Probe and Cancel need gddt only to start queued sends first (deferred.hpp).
+int probe(int source, int tag, MPI_Comm comm, MPI_Status* status);
+int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status);
+int cancel(MPI_Request* request);
 
 // Completes everything still in flight (at MPI_Finalize).
 void finalize();

@@ -112,7 +112,8 @@ void complete_detached(bool wait) {
       continue;
     }
     finish(*operation, rc, status);
-    if (operation->persistent && request != MPI_REQUEST_NULL) PMPI_Request_free(&request);
+    if ((operation->persistent || operation->deferred_start) && request != MPI_REQUEST_NULL)
+      PMPI_Request_free(&request);
   }
   std::lock_guard<std::mutex> lock(t.mutex);
   detail::alive.fetch_sub(pending.size() - still.size());

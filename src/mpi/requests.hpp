@@ -22,6 +22,10 @@ struct Operation {
   bool finished = false;  // completion work done early (MPI_Request_get_status, Waitall)
   int early_result = MPI_SUCCESS;  // what that early completion work returned
   bool claimed = false;   // a completion call is working on it (guarded by the table's lock)
+  // A nonblocking send whose library request is a persistent send that gddt created, started
+  // once its pack is done (deferred.hpp) and freed when it completes: the user's request is not
+  // persistent.
+  bool deferred_start = false;
   protocol::Route route = protocol::Route::kForward;
   protocol::Message message;  // the user's buffer
   protocol::Staging staging;  // what the MPI library really sends or receives

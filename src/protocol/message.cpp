@@ -93,6 +93,16 @@ Status pack_message(const Message& message, const Staging& staging, const gpu::W
               way_for(message.kind, staging.kind(), bytes), meanwhile);
 }
 
+Status queue_pack(const Message& message, const Staging& staging, gpu::Stream* stream,
+                  const gpu::WhileWaiting& meanwhile) {
+  *stream = nullptr;
+  const std::int64_t bytes = message.bytes();
+  const Way way = way_for(message.kind, staging.kind(), bytes);
+  if (way == Way::kDevice || way == Way::kZeroCopy) GDDT_CHECK(message_stream(message, staging, stream));
+  return pack(whole(message, bytes), message.buffer, message.kind, staging.data(), staging.kind(), *stream, way,
+              meanwhile);
+}
+
 Status unpack_message(const Message& message, const Staging& staging, std::int64_t received, gpu::Stream stream,
                       const gpu::WhileWaiting& meanwhile) {
   return unpack(whole(message, received), message.buffer, message.kind, staging.data(), staging.kind(), stream,

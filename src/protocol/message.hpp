@@ -67,6 +67,12 @@ Status message_stream(const Message& message, const Staging& staging, gpu::Strea
 // Packs the whole message into `staging` (which must hold message.bytes()) and returns when
 // the bytes are in place, doing `meanwhile` while it waits for the GPU.
 Status pack_message(const Message& message, const Staging& staging, const gpu::WhileWaiting& meanwhile);
+// Packs the whole message into `staging` like pack_message, but returns at once where the GPU
+// packs it in one launch: *stream is then the stream it is queued on, which must be waited for
+// before the bytes are read. Packs done by the CPU or by the chunk pipeline are complete on
+// return (*stream null).
+Status queue_pack(const Message& message, const Staging& staging, gpu::Stream* stream,
+                  const gpu::WhileWaiting& meanwhile);
 // Unpacks the first `received` packed bytes from `staging` into the message's buffer. With a
 // null `stream` it returns when they are in place, doing `meanwhile` while it waits; otherwise
 // the work may still be running on `stream` (from message_stream), and staging must live

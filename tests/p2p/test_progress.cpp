@@ -150,12 +150,64 @@ void progress_in_test_only(const Context& context, const TypeCatalog& types) {
   message.check(&status, "completed by MPI_Test alone");
 }
 
+// A nonblocking send followed by a call that returns only once the receiver has the message:
+// the receiver takes it first and joins the call after. gddt may hold a send back until its
+// pack is done, so every such call must post it first, or both ranks wait forever.
+void send_then_block(const Context& context, const TypeCatalog& types) {
+  const TypeCase& vector = types.named("vector_block64");
+  const bool sender = context.rank == 0, receiver = context.rank == 1;
+  const char* const calls[] = {"MPI_Barrier", "MPI_Allreduce", "MPI_Probe", "MPI_Iprobe"};
+  for (int k = 0; k < 4; ++k) {
+    const std::string what = std::string("a send held across ") + calls[k];
+    RingMessage message(context, vector, 64, vector, 64, k);
+    MPI_Request request = MPI_REQUEST_NULL;
+    if (sender) {
+      P2P_EXPECT_SUCCESS(MPI_Isend(message.send.address(), message.send.count(), vector.type,
+                                   context.next, k, MPI_COMM_WORLD, &request));
+    }
+    if (receiver) {
+      MPI_Status status;
+      P2P_EXPECT_SUCCESS(MPI_Recv(message.recv.address(), message.recv.count(), vector.type,
+                                  context.prev, k, MPI_COMM_WORLD, &status));
+      message.check(&status, what);
+    }
+    int one = 1, sum = 0;
+    if (k == 0) P2P_EXPECT_SUCCESS(MPI_Barrier(MPI_COMM_WORLD));
+    if (k == 1) {
+      P2P_EXPECT_SUCCESS(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+      expect(sum == context.size, what + ": the sum of ones is " + std::to_string(sum));
+    }
+    const int reply_tag = 100 + k;
+    if (k >= 2 && receiver) {
+      P2P_EXPECT_SUCCESS(MPI_Send(&one, 1, MPI_INT, context.prev, reply_tag, MPI_COMM_WORLD));
+    }
+    if (k >= 2 && sender) {
+      MPI_Status status;
+      if (k == 2) {
+        P2P_EXPECT_SUCCESS(MPI_Probe(context.next, reply_tag, MPI_COMM_WORLD, &status));
+      } else {
+        poll_until(
+            [&] {
+              int found = 0;
+              P2P_EXPECT_SUCCESS(MPI_Iprobe(context.next, reply_tag, MPI_COMM_WORLD, &found, &status));
+              return found != 0;
+            },
+            what);
+      }
+      P2P_EXPECT_SUCCESS(MPI_Recv(&sum, 1, MPI_INT, context.next, reply_tag, MPI_COMM_WORLD, &status));
+    }
+    P2P_EXPECT_SUCCESS(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    expect(request == MPI_REQUEST_NULL, what + ": MPI_Wait must free the request");
+  }
+}
+
 using Case = void (*)(const Context&, const TypeCatalog&);
 const std::pair<const char*, Case> kCases[] = {
     {"exchange_both_ways", exchange_both_ways},
     {"many_outstanding_waitall", many_outstanding_waitall},
     {"many_outstanding_testsome", many_outstanding_testsome},
     {"progress_in_test_only", progress_in_test_only},
+    {"send_then_block", send_then_block},
 };
 
 }  // namespace

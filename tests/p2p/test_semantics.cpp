@@ -327,6 +327,30 @@ void message_order(const Context& context, const TypeCatalog& types) {
   }
 }
 
+// A nonblocking send of a derived type (which gddt may hold back until its pack is done) and
+// then sends that gddt passes to the library at once (count 0), all with one tag: the later
+// ones must not overtake it.
+void order_behind_forwarded(const Context& context, const TypeCatalog& types) {
+  const TypeCase& vector = types.named("vector_block64");
+  const int tag = 5;
+  RingMessage message(context, vector, 64, vector, 64, tag);
+  MPI_Request requests[2];
+  P2P_EXPECT_SUCCESS(MPI_Isend(message.send.address(), message.send.count(), vector.type, context.next,
+                               tag, MPI_COMM_WORLD, &requests[0]));
+  P2P_EXPECT_SUCCESS(MPI_Send(message.send.address(), 0, vector.type, context.next, tag, MPI_COMM_WORLD));
+  P2P_EXPECT_SUCCESS(MPI_Isend(message.send.address(), 0, vector.type, context.next, tag, MPI_COMM_WORLD,
+                               &requests[1]));
+  MPI_Status statuses[3];
+  for (MPI_Status& status : statuses) {
+    P2P_EXPECT_SUCCESS(MPI_Recv(message.recv.address(), message.recv.count(), vector.type, context.prev,
+                                tag, MPI_COMM_WORLD, &status));
+  }
+  P2P_EXPECT_SUCCESS(MPI_Waitall(2, requests, MPI_STATUSES_IGNORE));
+  message.check(&statuses[0], "the first of three messages with one tag");
+  expect_status(statuses[1], context.prev, tag, vector.type, 0, "the second (empty) message");
+  expect_status(statuses[2], context.prev, tag, vector.type, 0, "the third (empty) message");
+}
+
 // A message longer than the receive buffer gives MPI_ERR_TRUNCATE through the error handler of
 // its communicator (here one that returns errors), writes nothing outside the receive typemap,
 // and the ranks go on afterwards.
@@ -445,6 +469,7 @@ const std::pair<const char*, Case> kCases[] = {
     {"any_source", any_source},       {"any_tag", any_tag},
     {"status_ignore", status_ignore}, {"message_order", message_order},
     {"truncation", truncation},       {"receive_gaps_untouched", receive_gaps_untouched},
+    {"order_behind_forwarded", order_behind_forwarded},
 };
 
 }  // namespace

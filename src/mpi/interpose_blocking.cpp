@@ -1,0 +1,81 @@
+// Calls gddt does not otherwise touch that may wait for other processes: collectives, window
+// synchronization and communicator construction. Each starts the sends gddt still holds back
+// (deferred.hpp) and then is the library's own, so that a peer never waits in them for a
+// message this process has not posted. Nonblocking collectives need no shim: they complete
+// in the interposed completion calls, which start queued sends too.
+#include <mpi.h>
+
+#include "mpi/deferred.hpp"
+#include "mpi/interpose.hpp"
+
+#define GDDT_BLOCKING_ENTRY(name, parameters, arguments) \
+  GDDT_MPI_ENTRY int MPI_##name parameters {             \
+    gddt::mpi::deferred::before_blocking();              \
+    return PMPI_##name arguments;                        \
+  }
+
+GDDT_BLOCKING_ENTRY(Barrier, (MPI_Comm comm), (comm))
+GDDT_BLOCKING_ENTRY(Bcast, (void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm),
+                    (buffer, count, datatype, root, comm))
+GDDT_BLOCKING_ENTRY(Gather,
+                    (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                     MPI_Datatype recvtype, int root, MPI_Comm comm),
+                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
+GDDT_BLOCKING_ENTRY(Gatherv,
+                    (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                     const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm),
+                    (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm))
+GDDT_BLOCKING_ENTRY(Scatter,
+                    (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                     MPI_Datatype recvtype, int root, MPI_Comm comm),
+                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
+GDDT_BLOCKING_ENTRY(Scatterv,
+                    (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                     void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
+                    (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm))
+GDDT_BLOCKING_ENTRY(Allgather,
+                    (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                     MPI_Datatype recvtype, MPI_Comm comm),
+                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
+GDDT_BLOCKING_ENTRY(Allgatherv,
+                    (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                     const int displs[], MPI_Datatype recvtype, MPI_Comm comm),
+                    (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm))
+GDDT_BLOCKING_ENTRY(Alltoall,
+                    (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                     MPI_Datatype recvtype, MPI_Comm comm),
+                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
+GDDT_BLOCKING_ENTRY(Alltoallv,
+                    (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                     void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
+                    (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm))
+GDDT_BLOCKING_ENTRY(Alltoallw,
+                    (const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+                     void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+                     MPI_Comm comm),
+                    (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm))
+GDDT_BLOCKING_ENTRY(Reduce,
+                    (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                     MPI_Comm comm),
+                    (sendbuf, recvbuf, count, datatype, op, root, comm))
+GDDT_BLOCKING_ENTRY(Allreduce,
+                    (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+                    (sendbuf, recvbuf, count, datatype, op, comm))
+GDDT_BLOCKING_ENTRY(Reduce_scatter,
+                    (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                     MPI_Comm comm),
+                    (sendbuf, recvbuf, recvcounts, datatype, op, comm))
+GDDT_BLOCKING_ENTRY(Reduce_scatter_block,
+                    (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                     MPI_Comm comm),
+                    (sendbuf, recvbuf, recvcount, datatype, op, comm))
+GDDT_BLOCKING_ENTRY(Scan,
+                    (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+                    (sendbuf, recvbuf, count, datatype, op, comm))
+GDDT_BLOCKING_ENTRY(Exscan,
+                    (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+                    (sendbuf, recvbuf, count, datatype, op, comm))
+GDDT_BLOCKING_ENTRY(Win_fence, (int assertion, MPI_Win win), (assertion, win))
+GDDT_BLOCKING_ENTRY(Comm_dup, (MPI_Comm comm, MPI_Comm* newcomm), (comm, newcomm))
+GDDT_BLOCKING_ENTRY(Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm* newcomm), (comm, color, key, newcomm))
+GDDT_BLOCKING_ENTRY(Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm), (comm, group, newcomm))
