@@ -490,33 +490,45 @@ int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
   return rc;
 }
 
-// A persistent send is packed when started: the user may have changed the buffer since.
-int activate(Operation* operation) {
-  if (operation == nullptr) return MPI_SUCCESS;
+// Starts a persistent request. A send of gddt's is packed first (the user may have changed
+// the buffer since the last start); where the pack can be left running on the GPU, the
+// library's start is held until it is done, as for MPI_Isend (deferred.hpp).
+int start_one(MPI_Request* request, Operation* operation) {
+  if (operation == nullptr) return PMPI_Start(request);
+  gpu::Stream stream = nullptr;
   if (operation->kind == Operation::Kind::kSend) {
-    int rc = pack_outgoing(*operation);
+    int rc = defer_sends() ? raise(operation->comm, protocol::queue_pack(operation->message, operation->staging,
+                                                                        &stream, meanwhile_for(*operation)))
+                           : pack_outgoing(*operation);
     if (rc != MPI_SUCCESS) return rc;
   }
   operation->active = true;
   operation->finished = false;
-  return MPI_SUCCESS;
+  if (operation->kind == Operation::Kind::kSend && defer_sends()) {
+    deferred::enqueue(*request, operation, stream);
+    return MPI_SUCCESS;
+  }
+  return PMPI_Start(request);
 }
 
 int start(MPI_Request* request) {
   deferred::before_blocking();  // sends start in call order
   Snapshot snap(1, request);
-  int rc = activate(snap.at(0));
-  return rc != MPI_SUCCESS ? rc : PMPI_Start(request);
+  return start_one(request, snap.at(0));
 }
 
+// MPI_Startall starts its requests in no particular order, so one at a time serves.
 int startall(int count, MPI_Request requests[]) {
   deferred::before_blocking();
   Snapshot snap(count, requests);
+  const bool none_of_ours =
+      std::all_of(snap.operations.begin(), snap.operations.end(), [](Operation* op) { return op == nullptr; });
+  if (none_of_ours) return PMPI_Startall(count, requests);  // also for invalid arguments
   for (int i = 0; i < count; ++i) {
-    int rc = activate(snap.at(i));
+    int rc = start_one(&requests[i], snap.at(i));
     if (rc != MPI_SUCCESS) return rc;
   }
-  return PMPI_Startall(count, requests);
+  return MPI_SUCCESS;
 }
 
 namespace {
