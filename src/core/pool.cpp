@@ -4,6 +4,7 @@
 #include "core/pool.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <memory>
 
@@ -135,6 +136,52 @@ void SizeClassCache::free_cached() {
 
 namespace {
 
+// Buffers start at multiples of this within a slab, as cudaMalloc's own allocations do.
+constexpr std::size_t kSlabAlignment = 256;
+
+}  // namespace
+
+SlabAllocator::SlabAllocator(Allocator* backing, std::size_t slab_bytes, std::uint64_t most_slab_bytes)
+    : backing_(backing), slab_bytes_(slab_bytes), most_slab_bytes_(most_slab_bytes) {}
+
+SlabAllocator::~SlabAllocator() {
+  for (auto& [base, slab] : slabs_) backing_->release(slab.base, slab_bytes_);
+}
+
+Status SlabAllocator::allocate(std::size_t bytes, void** ptr) {
+  if (bytes > slab_bytes_ / 2) return backing_->allocate(bytes, ptr);
+  const std::size_t span = (bytes + kSlabAlignment - 1) / kSlabAlignment * kSlabAlignment;
+  if (current_ == nullptr || current_->used + span > slab_bytes_) {
+    current_ = nullptr;
+    void* base = nullptr;
+    const bool room = (slabs_.size() + 1) * std::uint64_t{slab_bytes_} <= most_slab_bytes_;
+    // A slab may not fit where the buffer alone does.
+    if (!room || backing_->allocate(slab_bytes_, &base) != GDDT_OK) return backing_->allocate(bytes, ptr);
+    current_ = &slabs_[reinterpret_cast<std::uintptr_t>(base)];
+    current_->base = static_cast<char*>(base);
+  }
+  *ptr = current_->base + current_->used;
+  current_->used += span;
+  ++current_->live;
+  return GDDT_OK;
+}
+
+void SlabAllocator::release(void* ptr, std::size_t bytes) {
+  const auto address = reinterpret_cast<std::uintptr_t>(ptr);
+  auto it = slabs_.upper_bound(address);
+  if (it == slabs_.begin() || address >= std::prev(it)->first + slab_bytes_) {
+    backing_->release(ptr, bytes);
+    return;
+  }
+  --it;
+  if (--it->second.live != 0) return;
+  if (&it->second == current_) current_ = nullptr;
+  backing_->release(it->second.base, slab_bytes_);
+  slabs_.erase(it);
+}
+
+namespace {
+
 // Freed ranges leave the memory-type cache first, so a later allocation at the same
 // addresses is classified afresh.
 class DeviceAllocator final : public Allocator {
@@ -159,17 +206,22 @@ class PinnedAllocator final : public Allocator {
   }
 };
 
+// Device scratch comes from slabs of this size (see SlabAllocator).
+constexpr std::size_t kDeviceSlabBytes = 64 << 20;
+
 struct Pools {
   PinnedAllocator pinned_allocator;
   SizeClassCache pinned{&pinned_allocator, config::settings().pool_pinned_max};
   std::vector<std::unique_ptr<DeviceAllocator>> device_allocators;
+  std::vector<std::unique_ptr<SlabAllocator>> device_slabs;
   std::vector<std::unique_ptr<SizeClassCache>> devices;
 
   Pools() {
+    const std::uint64_t most = config::settings().pool_device_max;
     for (int device = 0; device < gpu::device_count(); ++device) {
       device_allocators.push_back(std::make_unique<DeviceAllocator>(device));
-      devices.push_back(std::make_unique<SizeClassCache>(device_allocators.back().get(),
-                                                         config::settings().pool_device_max));
+      device_slabs.push_back(std::make_unique<SlabAllocator>(device_allocators.back().get(), kDeviceSlabBytes, most));
+      devices.push_back(std::make_unique<SizeClassCache>(device_slabs.back().get(), most));
     }
   }
 };

@@ -69,4 +69,36 @@ class SizeClassCache {
   std::uint64_t cached_bytes_ = 0;
 };
 
+// Carves buffers of up to half a slab out of slabs of `slab_bytes` from `backing`, so that a
+// pool's many buffers are a few allocations: a CUDA-aware MPI registers device memory, and
+// maps it into its peers, once per allocation (measured through UCX: starting a 1 MiB device
+// send took 15.6 us from buffers that were allocations of their own, 2 us from one slab).
+// Space is handed out in address order and a slab goes back to `backing` when its last buffer
+// does; SizeClassCache keeps returned buffers for reuse, so that happens when it trims. Slabs
+// stop being opened once they total `most_slab_bytes` (buffers then come from `backing`
+// directly), which bounds what holes left by buffers freed early can cost. Not thread-safe:
+// SizeClassCache calls it under its lock.
+class SlabAllocator final : public Allocator {
+ public:
+  SlabAllocator(Allocator* backing, std::size_t slab_bytes, std::uint64_t most_slab_bytes);
+  ~SlabAllocator() override;  // gives back the slabs still open
+  SlabAllocator(const SlabAllocator&) = delete;
+  SlabAllocator& operator=(const SlabAllocator&) = delete;
+  Status allocate(std::size_t bytes, void** ptr) override;
+  void release(void* ptr, std::size_t bytes) override;
+  std::size_t slabs() const { return slabs_.size(); }
+
+ private:
+  struct Slab {
+    char* base = nullptr;
+    std::size_t used = 0;
+    std::size_t live = 0;  // buffers handed out and not released
+  };
+  Allocator* backing_;
+  const std::size_t slab_bytes_;
+  const std::uint64_t most_slab_bytes_;
+  std::map<std::uintptr_t, Slab> slabs_;  // by base address
+  Slab* current_ = nullptr;                // the slab new buffers come from
+};
+
 }  // namespace gddt::pool

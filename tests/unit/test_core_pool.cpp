@@ -179,6 +179,74 @@ TEST(PoolCache, ConcurrentUseStaysWithinTheLimit) {
   EXPECT_EQ(allocator.in_use(), cache.allocated_bytes());
 }
 
+std::uintptr_t address(const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr); }
+
+TEST(PoolSlab, SmallBuffersShareOneAllocation) {
+  FakeAllocator backing;
+  SlabAllocator slabs(&backing, 4096, 1 << 20);
+  void* a = nullptr;
+  void* b = nullptr;
+  void* c = nullptr;
+  ASSERT_EQ(slabs.allocate(1000, &a), GDDT_OK);
+  ASSERT_EQ(slabs.allocate(1000, &b), GDDT_OK);
+  ASSERT_EQ(slabs.allocate(2, &c), GDDT_OK);
+  EXPECT_EQ(backing.allocations, 1);
+  EXPECT_EQ(backing.in_use(), 4096u);
+  EXPECT_EQ(address(b) - address(a), 1024u);  // 1000 bytes rounded up to 256-byte multiples
+  EXPECT_EQ(address(c) - address(b), 1024u);
+  slabs.release(a, 1000);
+  slabs.release(c, 2);
+  EXPECT_EQ(backing.in_use(), 4096u) << "a slab stays while a buffer in it lives";
+  slabs.release(b, 1000);
+  EXPECT_EQ(backing.in_use(), 0u) << "the last buffer gives the slab back";
+  EXPECT_EQ(slabs.slabs(), 0u);
+}
+
+TEST(PoolSlab, FullSlabsLargeBuffersAndTheCapGoToTheBacking) {
+  FakeAllocator backing;
+  SlabAllocator slabs(&backing, 4096, 8192);
+  std::vector<void*> buffers(5);
+  for (void*& buffer : buffers) ASSERT_EQ(slabs.allocate(2048, &buffer), GDDT_OK);
+  // Two buffers fill a slab; the cap allows two slabs; the fifth is an allocation of its own.
+  EXPECT_EQ(slabs.slabs(), 2u);
+  EXPECT_EQ(backing.allocations, 3);
+  EXPECT_EQ(backing.in_use(), 2 * 4096u + 2048u);
+  void* large = nullptr;
+  ASSERT_EQ(slabs.allocate(4096, &large), GDDT_OK);  // above half a slab
+  EXPECT_EQ(backing.in_use(), 3 * 4096u + 2048u);
+  slabs.release(large, 4096);
+  for (void* buffer : buffers) slabs.release(buffer, 2048);
+  EXPECT_EQ(backing.in_use(), 0u);
+}
+
+TEST(PoolSlab, FallsBackToTheBufferAloneWhenNoSlabFits) {
+  FakeAllocator backing(3000);
+  SlabAllocator slabs(&backing, 4096, 1 << 20);
+  void* buffer = nullptr;
+  ASSERT_EQ(slabs.allocate(1500, &buffer), GDDT_OK);
+  EXPECT_EQ(slabs.slabs(), 0u);
+  EXPECT_EQ(backing.in_use(), 1500u);
+  void* more = nullptr;
+  EXPECT_EQ(slabs.allocate(1600, &more), GDDT_ERR_NO_MEMORY);
+  slabs.release(buffer, 1500);
+  EXPECT_EQ(backing.in_use(), 0u);
+}
+
+TEST(PoolSlab, UnderTheSizeClassCache) {
+  FakeAllocator backing;
+  {
+    SlabAllocator slabs(&backing, 1 << 16, 1 << 20);
+    SizeClassCache cache(&slabs, 1 << 20);
+    std::vector<Buffer> leased;
+    for (std::size_t want : {1000u, 4096u, 100u, 30000u, 70000u, 5000u}) leased.push_back(take(cache, want, 1));
+    EXPECT_EQ(slabs.slabs(), 1u);
+    EXPECT_EQ(backing.allocations, 2) << "one slab, and the 64 KiB class of 70000 bytes on its own";
+    for (const Buffer& buffer : leased) cache.give_back(buffer.ptr, buffer.size);
+    cache.trim();
+    EXPECT_EQ(backing.in_use(), 0u);
+  }
+}
+
 TEST(PoolLease, NeedsAGpu) {
   if (gpu::available()) GTEST_SKIP() << "a GPU is present";
   Lease lease;
