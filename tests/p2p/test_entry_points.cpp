@@ -599,6 +599,32 @@ void cancel_receive(const Context& context, const TypeCatalog& types) {
   message.check(&status, "receive after a cancelled one");
 }
 
+// MPI_Cancel of a nonblocking send (which gddt may still hold): the send either is cancelled,
+// and then never arrives, or completes and arrives whole. Each rank tells the next which.
+void cancel_send(const Context& context, const TypeCatalog& types) {
+  RingMessage message = vector_to_ints(context, types, 16);
+  MPI_Request send_request;
+  MPI_Status status;
+  P2P_EXPECT_SUCCESS(MPI_Isend(message.send.address(), message.send.count(), message.send.type().type,
+                               context.next, message.index(), MPI_COMM_WORLD, &send_request));
+  P2P_EXPECT_SUCCESS(MPI_Cancel(&send_request));
+  P2P_EXPECT_SUCCESS(MPI_Wait(&send_request, &status));
+  expect(send_request == MPI_REQUEST_NULL, "MPI_Wait must free a cancelled send's request");
+  int cancelled = 0, previous_cancelled = 0;
+  P2P_EXPECT_SUCCESS(MPI_Test_cancelled(&status, &cancelled));
+  const int verdict_tag = 1000;
+  P2P_EXPECT_SUCCESS(MPI_Sendrecv(&cancelled, 1, MPI_INT, context.next, verdict_tag, &previous_cancelled, 1,
+                                  MPI_INT, context.prev, verdict_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  if (!previous_cancelled) {
+    P2P_EXPECT_SUCCESS(MPI_Recv(message.recv.address(), message.recv.count(), message.recv.type().type,
+                                context.prev, message.index(), MPI_COMM_WORLD, &status));
+    message.check(&status, "a send that MPI_Cancel did not cancel");
+  }
+  int stray = 0;
+  P2P_EXPECT_SUCCESS(MPI_Iprobe(context.prev, message.index(), MPI_COMM_WORLD, &stray, MPI_STATUS_IGNORE));
+  expect(!stray, "a cancelled send must not arrive");
+}
+
 // Sends message `index` to the next rank in the background while `receive` takes the previous
 // rank's one.
 void with_ring_isend(const Context& context, RingMessage& message,
@@ -748,7 +774,7 @@ const std::pair<const char*, Case> kCases[] = {
     {"request_free_completed_persistent", request_free_completed_persistent},
     {"request_free_active_send", request_free_active_send},
     {"request_get_status", request_get_status},
-    {"cancel_receive", cancel_receive},
+    {"cancel_receive", cancel_receive}, {"cancel_send", cancel_send},
     {"probe", probe},
     {"iprobe", iprobe},
     {"mprobe_mrecv", mprobe_mrecv},
