@@ -42,6 +42,10 @@ void start_ready();
 inline void before_blocking() {
   if (any()) start_all();
 }
+// What calls that do not block do first.
+inline void advance() {
+  if (any()) start_ready();
+}
 
 // Releases the events kept for reuse (at MPI_Finalize, after start_all()).
 void release();

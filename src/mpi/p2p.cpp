@@ -141,13 +141,24 @@ int pack_outgoing(Operation& operation) {
   return raise(operation.comm, protocol::pack_message(operation.message, operation.staging, meanwhile_for(operation)));
 }
 
-// Prepares a send that is posted as soon as this returns: every queued send starts before it.
+// Readies a prepared send (`prepared`: what prepare() returned) that is posted as soon as this
+// returns: every held send starts before it, and its message is packed.
+int ready_to_post(int prepared, Side* side) {
+  deferred::before_blocking();
+  if (prepared != MPI_SUCCESS || !side->operation) return prepared;
+  return pack_outgoing(*side->operation);
+}
+
 int prepare_send(bool buffered, const void* buf, int count, MPI_Datatype datatype, int dest, MPI_Comm comm,
                  Side* side) {
-  int rc = prepare(Operation::Kind::kSend, buffered, buf, count, datatype, dest, comm, side);
-  deferred::before_blocking();
-  if (rc != MPI_SUCCESS || !side->operation) return rc;
-  return pack_outgoing(*side->operation);
+  return ready_to_post(prepare(Operation::Kind::kSend, buffered, buf, count, datatype, dest, comm, side), side);
+}
+
+// Queues the pack of a send where the GPU can be left running it (*stream is then the stream
+// to wait for); packs done otherwise are complete on return.
+int queue_outgoing(Operation& operation, gpu::Stream* stream) {
+  return raise(operation.comm,
+               protocol::queue_pack(operation.message, operation.staging, stream, meanwhile_for(operation)));
 }
 
 // The persistent twin of a nonblocking send mode, which deferred starts create; null for the
@@ -169,8 +180,7 @@ bool defer_sends() {
 int post_deferred(RequestSend init, Side& side, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   Operation& operation = *side.operation;
   gpu::Stream stream = nullptr;
-  Status packed = protocol::queue_pack(operation.message, operation.staging, &stream, meanwhile_for(operation));
-  int rc = raise(comm, packed);
+  int rc = queue_outgoing(operation, &stream);
   if (rc == MPI_SUCCESS) rc = init(side.buffer, side.count, side.datatype, dest, tag, comm, request);
   if (rc != MPI_SUCCESS) {
     if (stream != nullptr) gpu::stream_synchronize(stream);  // the staging goes back to its pool
@@ -388,7 +398,7 @@ int send(BlockingSend call, bool buffered, const void* buf, int count, MPI_Datat
 
 int isend(RequestSend call, bool buffered, bool persistent, const void* buf, int count, MPI_Datatype datatype,
           int dest, int tag, MPI_Comm comm, MPI_Request* request) {
-  if (deferred::any()) deferred::start_ready();
+  deferred::advance();
   Side side;
   int rc = prepare(Operation::Kind::kSend, buffered, buf, count, datatype, dest, comm, &side);
   if (!persistent) {
@@ -396,8 +406,7 @@ int isend(RequestSend call, bool buffered, bool persistent, const void* buf, int
     RequestSend init = persistent_twin(call);
     if (rc == MPI_SUCCESS && side.operation && init != nullptr && defer_sends())
       return post_deferred(init, side, dest, tag, comm, request);
-    deferred::before_blocking();
-    if (rc == MPI_SUCCESS && side.operation) rc = pack_outgoing(*side.operation);
+    rc = ready_to_post(rc, &side);
   }
   if (rc != MPI_SUCCESS) return rc;
   rc = call(side.buffer, side.count, side.datatype, dest, tag, comm, request);
@@ -420,7 +429,7 @@ int recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_C
 
 int irecv(bool persistent, void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
           MPI_Request* request) {
-  if (deferred::any()) deferred::start_ready();
+  deferred::advance();
   Side side;
   int rc = prepare(Operation::Kind::kReceive, false, buf, count, datatype, source, comm, &side);
   if (rc != MPI_SUCCESS) return rc;
@@ -466,7 +475,7 @@ int mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI
 }
 
 int imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request) {
-  if (deferred::any()) deferred::start_ready();
+  deferred::advance();
   Side side;
   int rc = prepare_matched(buf, count, datatype, message, &side);
   if (rc != MPI_SUCCESS) return rc;
@@ -484,7 +493,7 @@ int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status*
 }
 
 int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
-  if (deferred::any()) deferred::start_ready();
+  deferred::advance();
   int rc = PMPI_Improbe(source, tag, comm, flag, message, status);
   if (rc == MPI_SUCCESS && *flag) messages::remember(*message, comm);
   return rc;
@@ -495,20 +504,17 @@ int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
 // library's start is held until it is done, as for MPI_Isend (deferred.hpp).
 int start_one(MPI_Request* request, Operation* operation) {
   if (operation == nullptr) return PMPI_Start(request);
+  const bool held = operation->kind == Operation::Kind::kSend && defer_sends();
   gpu::Stream stream = nullptr;
   if (operation->kind == Operation::Kind::kSend) {
-    int rc = defer_sends() ? raise(operation->comm, protocol::queue_pack(operation->message, operation->staging,
-                                                                        &stream, meanwhile_for(*operation)))
-                           : pack_outgoing(*operation);
+    int rc = held ? queue_outgoing(*operation, &stream) : pack_outgoing(*operation);
     if (rc != MPI_SUCCESS) return rc;
   }
   operation->active = true;
   operation->finished = false;
-  if (operation->kind == Operation::Kind::kSend && defer_sends()) {
-    deferred::enqueue(*request, operation, stream);
-    return MPI_SUCCESS;
-  }
-  return PMPI_Start(request);
+  if (!held) return PMPI_Start(request);
+  deferred::enqueue(*request, operation, stream);
+  return MPI_SUCCESS;
 }
 
 int start(MPI_Request* request) {
@@ -666,7 +672,7 @@ int probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
 }
 
 int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
-  if (deferred::any()) deferred::start_ready();
+  deferred::advance();
   return PMPI_Iprobe(source, tag, comm, flag, status);
 }
 
