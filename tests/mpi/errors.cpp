@@ -8,7 +8,9 @@
 #include <mpi.h>
 
 #include <cstring>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gddt/gddt_mpi.h"
@@ -229,6 +231,34 @@ TEST_P(PointToPointErrors, NullBufferWithData) {
   MPI_Request request;
   expect_error(MPI_Send(nullptr, 1, vector_, 0, 3, comm_), MPI_ERR_BUFFER);
   expect_error(MPI_Irecv(nullptr, 1, vector_, 0, 3, comm_, &request), MPI_ERR_BUFFER);
+}
+
+// Calls that first start the sends gddt holds back (deferred.hpp) still check their own
+// arguments: before each of them a nonblocking send to this rank is held (GDDT_P2P_HOST=gddt
+// gives it to gddt), and afterwards that message arrives whole.
+TEST_P(PointToPointErrors, CallsThatStartHeldSends) {
+  int flag = 0, value = 0;
+  const std::vector<std::pair<std::function<int()>, int>> calls = {
+      {[&] { return MPI_Probe(1, 0, comm_, MPI_STATUS_IGNORE); }, MPI_ERR_RANK},
+      {[&] { return MPI_Iprobe(0, -7, comm_, &flag, MPI_STATUS_IGNORE); }, MPI_ERR_TAG},
+      {[&] { return MPI_Bcast(&value, 1, MPI_INT, 3, comm_); }, MPI_ERR_ROOT},
+      {[&] { return MPI_Allreduce(&value, &flag, 1, MPI_INT, MPI_OP_NULL, comm_); }, MPI_ERR_OP},
+  };
+  for (std::size_t k = 0; k < calls.size(); ++k) {
+    const int tag = 10 + static_cast<int>(k);
+    MPI_Request request;
+    ASSERT_EQ(MPI_Isend(typed_.data(), 2, vector_, 0, tag, comm_, &request), MPI_SUCCESS);
+    expect_error(calls[k].first(), calls[k].second);
+    std::vector<int> received(14, 0);
+    ASSERT_EQ(MPI_Recv(received.data(), 2, vector_, 0, tag, comm_, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Wait(&request, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    EXPECT_EQ(request, MPI_REQUEST_NULL);
+    for (int i = 0; i < 14; ++i) {
+      const bool data = (i % 7) % 2 == 0;
+      EXPECT_EQ(received[i], data ? typed_[i] : 0) << "call " << k << ", int " << i;
+    }
+  }
+  EXPECT_EQ(handler_calls, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Handlings, PackErrors,
