@@ -1,7 +1,7 @@
 // gddt-bench-pack: how fast gddt packs and unpacks device memory, next to what a program could
 // do without it. For vectors (block 4 B .. 64 KiB, stride twice the block), faces of 3-D grids
-// (one cell thick and four cells thick, normal to x, y and z), an indexed type with irregular
-// blocks and a struct type, at packed sizes 4 KiB .. 256 MiB, it times (median of event-timed
+// (one cell thick and four cells thick, normal to x, y and z), two indexed types with irregular
+// blocks (4-128 B of ints; 64-256 B of doubles) and a struct type, at packed sizes 4 KiB .. 256 MiB, it times (median of event-timed
 // runs after warm-up, L2 flushed before each run):
 //   gddt pack / unpack   gddt_pack_window / gddt_unpack_window on a user stream
 //   cpy2d                cudaMemcpy2DAsync, where the shape is one block dimension
@@ -212,26 +212,28 @@ void word_table(Case* c, const std::vector<std::pair<std::int64_t, std::int64_t>
   c->naive.table_len = static_cast<unsigned>(c->naive_table.size());
 }
 
-// 64 blocks of 1..32 ints with gaps of 0..32 ints (fixed seed), repeated to about `packed` bytes.
-Case indexed_case(std::int64_t packed) {
+// 64 blocks of `shortest`..`longest` elements of `base` (`base_bytes` each) with gaps of 0..32
+// elements (fixed seed), repeated to about `packed` bytes.
+Case indexed_case(std::int64_t packed, const char* label, MPI_Datatype base, int base_bytes, int shortest, int longest) {
   constexpr int kBlocks = 64;
   std::mt19937 rng(7);
   std::vector<int> lengths(kBlocks), displacements(kBlocks);
   std::vector<std::pair<std::int64_t, std::int64_t>> blocks;
-  int at = 0, ints = 0;
+  int at = 0, elements = 0;
   for (int i = 0; i < kBlocks; ++i) {
-    lengths[i] = 1 + static_cast<int>(rng() % 32);
+    lengths[i] = shortest + static_cast<int>(rng() % static_cast<unsigned>(longest - shortest + 1));
     displacements[i] = at;
-    blocks.emplace_back(4LL * at, 4LL * lengths[i]);
-    ints += lengths[i];
+    blocks.emplace_back(std::int64_t{base_bytes} * at, std::int64_t{base_bytes} * lengths[i]);
+    elements += lengths[i];
     at += lengths[i] + static_cast<int>(rng() % 33);
   }
+  const std::int64_t element_bytes = std::int64_t{base_bytes} * elements;
   Case c;
   c.family = "indexed";
-  c.label = "indexed";
-  MPI_Type_indexed(kBlocks, lengths.data(), displacements.data(), MPI_INT, &c.type);
-  c.count = static_cast<int>(std::max<std::int64_t>(1, packed / (4LL * ints)));
-  c.block_bytes = 4LL * ints / kBlocks;
+  c.label = label;
+  MPI_Type_indexed(kBlocks, lengths.data(), displacements.data(), base, &c.type);
+  c.count = static_cast<int>(std::max<std::int64_t>(1, packed / element_bytes));
+  c.block_bytes = element_bytes / kBlocks;
   word_table(&c, blocks);
   finish_case(&c);
   return c;
@@ -360,16 +362,22 @@ struct Timer {
   }
 };
 
-template <typename Op>
-double median_wall_us(int runs, Op&& op) {
+template <typename Op, typename After>
+double median_wall_us(int runs, Op&& op, After&& after) {
   std::vector<double> times;
   for (int i = 0; i < runs; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     op();
     times.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    after();
   }
   std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
   return times[times.size() / 2];
+}
+
+template <typename Op>
+double median_wall_us(int runs, Op&& op) {
+  return median_wall_us(runs, op, [] {});
 }
 
 // ---- checks ----------------------------------------------------------------------------------------
@@ -555,7 +563,10 @@ std::vector<Case> build_cases(const Options& o) {
         for (int axis = 0; axis < 3; ++axis) cases.push_back(face_case(axis, depth, packed));
       }
     }
-    if (wanted(o, "indexed")) cases.push_back(indexed_case(packed));
+    if (wanted(o, "indexed")) {
+      cases.push_back(indexed_case(packed, "indexed", MPI_INT, 4, 1, 32));  // blocks of 4 B .. 128 B
+      cases.push_back(indexed_case(packed, "indexed >=64B", MPI_DOUBLE, 8, 8, 32));  // 64 B .. 256 B
+    }
     if (wanted(o, "struct")) cases.push_back(struct_case(packed));
   }
   return cases;
@@ -598,7 +609,7 @@ int run(const Options& o) {
   struct Small {
     std::string label;
     std::int64_t block, packed;
-    double mpi_pack_us, launch_us;
+    double mpi_pack_us, launch_us, call_us, launch_call_us;
   };
   std::vector<Small> small;
   bool all_correct = true;
@@ -651,9 +662,16 @@ int run(const Options& o) {
         empty_kernel<<<1, 1, 0, stream>>>();
         cudaStreamSynchronize(stream);
       });
-      small.push_back({c.label, c.block_bytes, n, mpi_us, launch_us});
+      // The host's share: the asynchronous calls alone, each drained before the next.
+      const auto drain = [&] { cudaStreamSynchronize(stream); };
+      const double call_us = median_wall_us(
+          runs, [&] { gddt_pack_window(c.type, c.count, b.typed, b.packed, 0, n, stream); }, drain);
+      const double launch_call_us = median_wall_us(runs, [&] { empty_kernel<<<1, 1, 0, stream>>>(); }, drain);
+      small.push_back({c.label, c.block_bytes, n, mpi_us, launch_us, call_us, launch_call_us});
       report.csv_row(c, "mpi_pack_sync", mpi_us);
       report.csv_row(c, "launch_sync", launch_us);
+      report.csv_row(c, "pack_call_host", call_us);
+      report.csv_row(c, "launch_call_host", launch_call_us);
     }
     MPI_Type_free(&c.type);
   }
@@ -661,11 +679,14 @@ int run(const Options& o) {
   if (!small.empty()) {
     std::printf("\nsmall messages: synchronous MPI_Pack of device memory through gddt vs an empty kernel launch + "
                 "cudaStreamSynchronize (host wall clock, medians)\n");
-    std::printf("%-13s %9s %10s | %12s %14s %10s\n", "case", "block", "packed", "MPI_Pack us", "launch+sync us",
-                "extra us");
+    std::printf("(host share: the wall time of the asynchronous gddt_pack_window call alone, and of the empty launch "
+                "alone)\n");
+    std::printf("%-13s %9s %10s | %12s %14s %10s | %12s %12s %10s\n", "case", "block", "packed", "MPI_Pack us",
+                "launch+sync us", "extra us", "host: pack", "host: launch", "host extra");
     for (const Small& s : small) {
-      std::printf("%-13s %9s %10s | %12.1f %14.1f %10.1f\n", s.label.c_str(), human_bytes(s.block).c_str(),
-                  human_bytes(s.packed).c_str(), s.mpi_pack_us, s.launch_us, s.mpi_pack_us - s.launch_us);
+      std::printf("%-13s %9s %10s | %12.1f %14.1f %10.1f | %12.1f %12.1f %10.1f\n", s.label.c_str(),
+                  human_bytes(s.block).c_str(), human_bytes(s.packed).c_str(), s.mpi_pack_us, s.launch_us,
+                  s.mpi_pack_us - s.launch_us, s.call_us, s.launch_call_us, s.call_us - s.launch_call_us);
     }
   }
   if (report.csv != nullptr) std::fclose(report.csv);
