@@ -88,13 +88,20 @@ bool mpi_reports_cuda_aware(std::string* how) {
   // build on LD_LIBRARY_PATH, say) need not be the one whose headers this was built with.
   using Query = int (*)();
   const auto query = reinterpret_cast<Query>(dlsym(RTLD_DEFAULT, "MPIX_Query_cuda_support"));
-  if (query == nullptr) {
-    *how = "no (this MPI has no MPIX_Query_cuda_support; --cuda-aware yes overrides)";
-    return false;
+  if (query != nullptr && query() != 0) {
+    *how = "yes (MPIX_Query_cuda_support() = 1)";
+    return true;
   }
-  const bool aware = query() != 0;
-  *how = aware ? "yes (MPIX_Query_cuda_support() = 1)" : "no (MPIX_Query_cuda_support() = 0)";
-  return aware;
+  // Open MPI 5 without its CUDA component answers 0, yet UCX moves contiguous device buffers
+  // once its CUDA transport is loaded (in MPI_Init).
+  if (void* transport = dlopen("libuct_cuda.so.0", RTLD_LAZY | RTLD_NOLOAD)) {
+    dlclose(transport);
+    *how = "yes for contiguous buffers (UCX's CUDA transport is loaded; --cuda-aware no overrides)";
+    return true;
+  }
+  *how = query == nullptr ? "no (this MPI has no MPIX_Query_cuda_support; --cuda-aware yes overrides)"
+                          : "no (MPIX_Query_cuda_support() = 0; --cuda-aware yes overrides)";
+  return false;
 }
 
 bool gddt_present(std::string* version, bool* disabled) {
