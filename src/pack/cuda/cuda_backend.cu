@@ -43,14 +43,14 @@ int multiprocessors(int device) {
 // window fills every multiprocessor with them, else tiles small enough for one thread block
 // per multiprocessor, since a small window's time is the latency of each thread's chain of
 // offset arithmetic and loads, not bandwidth.
-template <int W, typename Index>
+template <int kMostPerThread, typename Index>
 unsigned fit_grid(WindowWords<Index>* words) {
   const std::uint64_t whole = words->word_end > words->word_begin ? words->word_end - words->word_begin : 0;
   const auto multiprocessor_count = static_cast<std::uint64_t>(multiprocessors(gpu::current_device()));
   const std::uint64_t spread = (whole + multiprocessor_count * kThreadsPerBlock - 1) /
                                (multiprocessor_count * kThreadsPerBlock);
   words->words_per_thread =
-      static_cast<int>(std::clamp<std::uint64_t>(spread, 1, static_cast<std::uint64_t>(kWordsPerThread<W>)));
+      static_cast<int>(std::clamp<std::uint64_t>(spread, 1, static_cast<std::uint64_t>(kMostPerThread)));
   const std::uint64_t tile = std::uint64_t{kThreadsPerBlock} * static_cast<std::uint64_t>(words->words_per_thread);
   const std::uint64_t tiles = (whole + tile - 1) / tile;
   const std::uint64_t limit = multiprocessor_count * kBlocksPerMultiprocessor;
@@ -99,7 +99,7 @@ Status launch_strided(const StridedPlan& plan, const void* typed, const void* pa
     return with_index(plan.words.largest_operand, [&](auto index) {
       using Index = typename decltype(index)::type;
       StridedArgs<Index> args = strided_args<Index>(plan, typed, packed);
-      const unsigned grid = fit_grid<W>(&args.window);
+      const unsigned grid = fit_grid<kWordsPerThread<W>>(&args.window);
       return with_dims(plan.ndims, [&](auto dims) {
         strided_kernel<W, decltype(dims)::value, kUnpack, Index><<<grid, kThreadsPerBlock, 0, stream>>>(args);
         return gpu::check_last_error(kUnpack ? "strided unpack kernel launch" : "strided pack kernel launch");
@@ -116,7 +116,7 @@ Status launch_block_list(const BlockListPlan& plan, const PieceTable& table, con
     return with_index(plan.words.largest_operand, [&](auto index) {
       using Index = typename decltype(index)::type;
       BlockListArgs<Index> args = block_list_args<Index>(plan, table, typed, packed);
-      const unsigned grid = fit_grid<W>(&args.window);
+      const unsigned grid = fit_grid<kBlockListWordsPerThread<W, kUnpack>>(&args.window);
       block_list_kernel<W, kUnpack, Index><<<grid, kThreadsPerBlock, shared_table_bytes(table), stream>>>(args);
       return gpu::check_last_error(kUnpack ? "block-list unpack kernel launch" : "block-list pack kernel launch");
     });

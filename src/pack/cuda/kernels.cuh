@@ -38,13 +38,19 @@ struct WordOf<16> {
 template <int W>
 constexpr int kWordsPerThread = W >= 8 ? 64 / W : 8;
 
+// Block-list packs keep at most four words in flight: their lookups hold many values per word,
+// and with eight a thread needs 80 registers, leaving room for 3 resident blocks of 256 threads
+// per multiprocessor instead of 5 (at 48): 1.16-1.29x faster at 256 MiB on an H200.
+// Unpacks keep eight, which measured 5-7% faster for them (performance.md).
+template <int W, bool kUnpack>
+constexpr int kBlockListWordsPerThread = kUnpack || kWordsPerThread<W> < 4 ? kWordsPerThread<W> : 4;
+
 // Moves every word of the window: whole words as single W-byte accesses, each thread loading
 // its words before storing any; then the partial words at the window's ends, bytewise.
 // `typed_offset(word)` is the typed byte offset of a word.
-template <int W, bool kUnpack, typename Index, typename TypedOffset>
+template <int W, int kUnroll, bool kUnpack, typename Index, typename TypedOffset>
 __device__ __forceinline__ void move_words(const WindowWords<Index>& a, TypedOffset typed_offset) {
   using Word = typename WordOf<W>::type;
-  constexpr int kUnroll = kWordsPerThread<W>;
   const Index tile_words = static_cast<Index>(kThreadsPerBlock) * a.words_per_thread;
   const Index stride = static_cast<Index>(gridDim.x) * tile_words;
   for (Index tile = a.word_begin + static_cast<Index>(blockIdx.x) * tile_words; tile < a.word_end; tile += stride) {
@@ -82,7 +88,7 @@ __device__ __forceinline__ void move_words(const WindowWords<Index>& a, TypedOff
 
 template <int W, int kDims, bool kUnpack, typename Index>
 __global__ void __launch_bounds__(kThreadsPerBlock) strided_kernel(const __grid_constant__ StridedArgs<Index> a) {
-  move_words<W, kUnpack>(a.window, [&a](Index word) { return strided_offset<kDims>(a, word); });
+  move_words<W, kWordsPerThread<W>, kUnpack>(a.window, [&a](Index word) { return strided_offset<kDims>(a, word); });
 }
 
 // Piece tables up to this size are copied into shared memory first (the launch provides that
@@ -105,7 +111,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock) block_list_kernel(const __gr
     __syncthreads();
     table = table.moved_to(shared_table);
   }
-  move_words<W, kUnpack>(a.window,
+  move_words<W, kBlockListWordsPerThread<W, kUnpack>, kUnpack>(a.window,
                          [&a, &table](Index word) { return block_list_offset(a, table, static_cast<Index>(word * W)); });
 }
 
