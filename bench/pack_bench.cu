@@ -8,7 +8,8 @@
 //   naive                one thread per MPI base element (table of offsets for indexed/struct)
 //   D2D                  cudaMemcpyAsync of the packed bytes, the copy roofline
 // and for packed sizes up to 64 KiB the cost of a synchronous MPI_Pack on device memory next
-// to an empty kernel launch + stream synchronize (host wall clock medians).
+// to an empty kernel launch + stream synchronize, and of MPI_Pack into and MPI_Unpack out of
+// pinned host memory (host wall clock medians).
 // Every result is checked once against MPI_Pack / MPI_Unpack of a host copy before timing.
 // Run as one MPI rank: gddt-bench-pack [--max-bytes 256M] [--min-bytes 4K] [--runs 15]
 //   [--cases vector,face,indexed,struct] [--warm-cache] [--csv FILE]
@@ -609,8 +610,11 @@ int run(const Options& o) {
   struct Small {
     std::string label;
     std::int64_t block, packed;
-    double mpi_pack_us, launch_us, call_us, launch_call_us;
+    double mpi_pack_us, launch_us, call_us, launch_call_us, to_pinned_us, from_pinned_us;
   };
+  // Staged messages pack into and unpack from pinned host memory: their small-message path.
+  char* pinned = nullptr;
+  CUDA_OR_DIE(cudaMallocHost(&pinned, 64 << 10));
   std::vector<Small> small;
   bool all_correct = true;
   print_header();
@@ -667,7 +671,23 @@ int run(const Options& o) {
       const double call_us = median_wall_us(
           runs, [&] { gddt_pack_window(c.type, c.count, b.typed, b.packed, 0, n, stream); }, drain);
       const double launch_call_us = median_wall_us(runs, [&] { empty_kernel<<<1, 1, 0, stream>>>(); }, drain);
-      small.push_back({c.label, c.block_bytes, n, mpi_us, launch_us, call_us, launch_call_us});
+      const double to_pinned_us = median_wall_us(runs, [&] {
+        position = 0;
+        MPI_Pack(b.typed, c.count, c.type, pinned, static_cast<int>(n), &position, MPI_COMM_SELF);
+      });
+      if (to_host(b.packed, n) != std::vector<char>(pinned, pinned + n)) {
+        std::printf("%s %s: MPI_Pack into pinned memory differs from the device pack  WRONG\n", c.label.c_str(),
+                    human_bytes(n).c_str());
+        all_correct = false;
+      }
+      const double from_pinned_us = median_wall_us(runs, [&] {
+        position = 0;
+        MPI_Unpack(pinned, static_cast<int>(n), &position, b.unpacked, c.count, c.type, MPI_COMM_SELF);
+      });
+      small.push_back({c.label, c.block_bytes, n, mpi_us, launch_us, call_us, launch_call_us, to_pinned_us,
+                       from_pinned_us});
+      report.csv_row(c, "mpi_pack_to_pinned", to_pinned_us);
+      report.csv_row(c, "mpi_unpack_from_pinned", from_pinned_us);
       report.csv_row(c, "mpi_pack_sync", mpi_us);
       report.csv_row(c, "launch_sync", launch_us);
       report.csv_row(c, "pack_call_host", call_us);
@@ -681,14 +701,18 @@ int run(const Options& o) {
                 "cudaStreamSynchronize (host wall clock, medians)\n");
     std::printf("(host share: the wall time of the asynchronous gddt_pack_window call alone, and of the empty launch "
                 "alone)\n");
-    std::printf("%-13s %9s %10s | %12s %14s %10s | %12s %12s %10s\n", "case", "block", "packed", "MPI_Pack us",
-                "launch+sync us", "extra us", "host: pack", "host: launch", "host extra");
+    std::printf("(pinned: MPI_Pack into and MPI_Unpack out of pinned host memory, as staged messages do)\n");
+    std::printf("%-13s %9s %10s | %12s %14s %10s | %12s %12s %10s | %10s %10s\n", "case", "block", "packed",
+                "MPI_Pack us", "launch+sync us", "extra us", "host: pack", "host: launch", "host extra", "to pinned",
+                "from pinned");
     for (const Small& s : small) {
-      std::printf("%-13s %9s %10s | %12.1f %14.1f %10.1f | %12.1f %12.1f %10.1f\n", s.label.c_str(),
+      std::printf("%-13s %9s %10s | %12.1f %14.1f %10.1f | %12.1f %12.1f %10.1f | %10.1f %10.1f\n", s.label.c_str(),
                   human_bytes(s.block).c_str(), human_bytes(s.packed).c_str(), s.mpi_pack_us, s.launch_us,
-                  s.mpi_pack_us - s.launch_us, s.call_us, s.launch_call_us, s.call_us - s.launch_call_us);
+                  s.mpi_pack_us - s.launch_us, s.call_us, s.launch_call_us, s.call_us - s.launch_call_us,
+                  s.to_pinned_us, s.from_pinned_us);
     }
   }
+  cudaFreeHost(pinned);
   if (report.csv != nullptr) std::fclose(report.csv);
   cudaFree(timer.scratch);
   std::printf("\n%s\n", all_correct ? "all results match MPI_Pack/MPI_Unpack" : "SOME RESULTS ARE WRONG (see WRONG lines)");

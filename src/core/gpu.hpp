@@ -31,6 +31,11 @@ std::string device_name(int device);
 // Whether `device` can address memory on `peer` directly (cudaDeviceCanAccessPeer).
 bool can_access_peer(int device, int peer);
 
+// How many processes other than this one hold a compute context on `device`, as NVML (opened
+// at run time) reports it; -1 when it cannot tell. Kernels of different processes on one GPU
+// take turns rather than run side by side (unless MPS merges them).
+int other_compute_processes(int device);
+
 // Whether this process has a CUDA context (the primary context of a device, or one current
 // on the calling thread). Asked of the driver without creating one; once true, always true.
 bool context_exists();

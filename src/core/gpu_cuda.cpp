@@ -3,6 +3,7 @@
 // libcuda is never linked: the one driver call we need is fetched through the runtime.
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <atomic>
 #include <memory>
@@ -150,6 +151,58 @@ bool can_access_peer(int device, int peer) {
   int can = 0;
   if (cuda_status(cudaDeviceCanAccessPeer(&can, device, peer), "cudaDeviceCanAccessPeer") != GDDT_OK) return false;
   return can != 0;
+}
+
+namespace {
+
+// The few NVML calls gddt makes, declared here (no NVML header is needed to build): handles
+// are opaque pointers, and a count query with no array answers NVML_ERROR_INSUFFICIENT_SIZE.
+struct Nvml {
+  using Init = int (*)();
+  using HandleByBusId = int (*)(const char* bus_id, void** device);
+  using RunningProcesses = int (*)(void* device, unsigned int* count, void* infos);
+  static constexpr int kSuccess = 0;
+  static constexpr int kInsufficientSize = 7;
+  HandleByBusId handle_by_bus_id = nullptr;
+  RunningProcesses running_processes = nullptr;
+};
+
+const Nvml* nvml() {
+  static const Nvml* const loaded = []() -> const Nvml* {
+    void* library = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (library == nullptr) return nullptr;
+    auto init = reinterpret_cast<Nvml::Init>(dlsym(library, "nvmlInit_v2"));
+    static Nvml functions;
+    functions.handle_by_bus_id = reinterpret_cast<Nvml::HandleByBusId>(dlsym(library, "nvmlDeviceGetHandleByPciBusId_v2"));
+    functions.running_processes =
+        reinterpret_cast<Nvml::RunningProcesses>(dlsym(library, "nvmlDeviceGetComputeRunningProcesses_v3"));
+    if (init == nullptr || functions.handle_by_bus_id == nullptr || functions.running_processes == nullptr ||
+        init() != Nvml::kSuccess) {
+      GDDT_LOG(kInfo, "NVML unusable: cannot tell whether other processes share a GPU");
+      return nullptr;
+    }
+    return &functions;
+  }();
+  return loaded;
+}
+
+}  // namespace
+
+int other_compute_processes(int device) {
+  const Nvml* library = valid_device(device) ? nvml() : nullptr;
+  if (library == nullptr) return -1;
+  char bus_id[32] = {};
+  if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  void* handle = nullptr;
+  if (library->handle_by_bus_id(bus_id, &handle) != Nvml::kSuccess) return -1;
+  unsigned int count = 0;
+  const int result = library->running_processes(handle, &count, nullptr);
+  if (result != Nvml::kSuccess && result != Nvml::kInsufficientSize) return -1;
+  // This process is listed once it has a context on the device, which the caller has.
+  return count > 0 ? static_cast<int>(count) - 1 : 0;
 }
 
 Status query_pointer(const void* ptr, PointerInfo* info) {

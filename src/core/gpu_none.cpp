@@ -12,6 +12,7 @@ int driver_version() { return 0; }
 int runtime_version() { return 0; }
 std::string device_name(int) { return ""; }
 bool can_access_peer(int, int) { return false; }
+int other_compute_processes(int) { return -1; }
 
 Status query_pointer(const void*, PointerInfo* info) {
   *info = PointerInfo{};

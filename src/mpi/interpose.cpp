@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include "core/pool.hpp"
+#include "pack/backend.hpp"
 #include "mpi/interpose.hpp"
 #include "mpi/p2p.hpp"
 #include "mpi/pack_api.hpp"
@@ -57,6 +58,7 @@ GDDT_MPI_ENTRY int MPI_Finalize(void) {
   if (!disabled()) {
     gddt::mpi::p2p::finalize();
     gddt::mpi::release_resources();
+    if (gddt::pack::cuda_backend().stop != nullptr) gddt::pack::cuda_backend().stop();
     gddt::type::clear_cache();
     gddt::pool::trim();
   }

@@ -30,6 +30,18 @@ struct Backend {
   // Copies `length` bytes from `packed` into the window positions of `typed`; bytes of
   // `typed` outside the typemap are never written.
   Status (*unpack)(const Window& window, void* typed, const void* packed, gpu::Stream stream);
+  // Optional (null where a backend has none): the same moves, finished when the call returns,
+  // by a kernel the backend keeps running on the current device, so that small windows pay no
+  // kernel launch. *served is false where it declines (the window is too large, work is still
+  // queued on the legacy default stream, the setting is off); the caller then moves the window
+  // the ordinary way. `meanwhile` runs between polls while it waits.
+  Status (*pack_now)(const Window& window, const void* typed, void* packed, const gpu::WhileWaiting& meanwhile,
+                     bool* served);
+  Status (*unpack_now)(const Window& window, void* typed, const void* packed, const gpu::WhileWaiting& meanwhile,
+                       bool* served);
+  // Stops what pack_now and unpack_now keep running (at MPI_Finalize); a later call starts it
+  // again.
+  void (*stop)();
 };
 
 // Synchronous, on the calling thread; `stream` is ignored.

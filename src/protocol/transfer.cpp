@@ -151,8 +151,16 @@ Status transfer(const pack::Window& w, char* typed, memory::Kind typed_kind, cha
   if (gpu_involved && !gpu::available()) return GDDT_ERR_NO_DEVICE;
   const int device = gpu_involved ? device_of(typed_kind, packed_kind) : -1;
   gpu::DeviceGuard guard(device);
-  if (way != Way::kPipelined)
-    return in_place(device, stream, meanwhile, [&](gpu::Stream s) { return backend_call(pack::cuda_backend(), s); });
+  if (way != Way::kPipelined) {
+    const pack::Backend& cuda = pack::cuda_backend();
+    if (stream == nullptr && cuda.pack_now != nullptr) {
+      bool served = false;
+      const Status status = kPacking ? cuda.pack_now(w, typed, packed, meanwhile, &served)
+                                     : cuda.unpack_now(w, typed, packed, meanwhile, &served);
+      if (served || is_error(status)) return status;
+    }
+    return in_place(device, stream, meanwhile, [&](gpu::Stream s) { return backend_call(cuda, s); });
+  }
   Lanes lanes;
   GDDT_CHECK(open_lanes(typed_kind, packed_kind, stream, &lanes));
   Slots slots;

@@ -6,9 +6,16 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <utility>
 
+#include "core/config.hpp"
 #include "core/gpu.hpp"
+#include "pack/cuda/plan.hpp"
+#include "pack/cuda/resident.hpp"
 #include "random_cases.hpp"
 
 namespace gddt {
@@ -75,6 +82,8 @@ struct CudaEnv {
   Buffer* packed;
   cudaStream_t stream;
   std::string error;
+  int windows = 0;   // counted by ResidentEnv: windows the resident kernel may take,
+  int declined = 0;  // and those of them it declined
 
   char* typed_buffer() { return typed->data; }
   char* packed_buffer() { return packed->data; }
@@ -89,37 +98,103 @@ struct CudaEnv {
   }
 };
 
+// The same moves by the resident kernel (pack_now/unpack_now), waited for by the call. A window
+// it declines is moved the ordinary way and counted.
+struct ResidentEnv : CudaEnv {
+  using CudaEnv::CudaEnv;
+  // cudaMemcpy from pageable memory may return before its copy lands; the resident kernel
+  // declines while the legacy default stream is busy, so wait for it to keep the counts exact.
+  void upload(char* dst, const char* src, std::int64_t bytes) {
+    CudaEnv::upload(dst, src, bytes);
+    note(cudaStreamSynchronize(cudaStreamLegacy));
+  }
+  // A declined window is moved on the test's stream and waited for, as the MPI layer does: work
+  // left queued there would hold up the legacy default stream, and the next window with it.
+  Status pack(const pack::Window& w, const void* t, void* p) {
+    bool served = false;
+    const Status status = pack::cuda_backend().pack_now(w, t, p, {}, &served);
+    return counted(w, t, p, served, status) ? status : waited(CudaEnv::pack(w, t, p));
+  }
+  Status unpack(const pack::Window& w, void* t, const void* p) {
+    bool served = false;
+    const Status status = pack::cuda_backend().unpack_now(w, t, p, {}, &served);
+    return counted(w, t, p, served, status) ? status : waited(CudaEnv::unpack(w, t, p));
+  }
+  Status waited(Status status) {
+    synchronize();
+    return status;
+  }
+  // True when the resident kernel handled the window (or failed it). Windows inside one block
+  // go to the copy engine: they are counted apart and must never be served.
+  bool counted(const pack::Window& w, const void* t, const void* p, bool served, Status status) {
+    if (w.length > 0 && pack::cuda_impl::plan_window(w, t, p).kind == pack::cuda_impl::WindowPlan::Kind::kCopy) {
+      ++copies;
+      if (served && error.empty()) error = "the resident kernel took a window inside one block";
+      return served || is_error(status);
+    }
+    ++windows;
+    if (served || is_error(status)) return true;
+    ++declined;
+    return false;
+  }
+  int copies = 0;
+};
+
 class CudaPack : public ::testing::Test {
  protected:
   void SetUp() override { CUDA_ASSERT(cudaStreamCreate(&stream_)); }
   void TearDown() override { cudaStreamDestroy(stream_); }
 
-  // Runs `cases` random cases; stops after a few failures, each printed in full.
-  void run_random(Memory typed_kind, Memory packed_kind, int cases, std::uint64_t seed_offset) {
+  // Runs `cases` random cases of packed streams up to `largest_stream` bytes (every 20th case
+  // up to half the packed buffer, for many blocks of threads and the grid-stride loop, unless
+  // `largest_stream` is given); stops after a few failures, each printed in full.
+  // Returns the environment's counts.
+  template <typename Env = CudaEnv>
+  std::pair<int, int> run_random(Memory typed_kind, Memory packed_kind, int cases, std::uint64_t seed_offset,
+                                 std::int64_t largest_stream = 0) {
     const std::uint64_t seed = testing::test_seed() + seed_offset;
     std::printf("[ seed %llu ] typed %s, packed %s, %d cases (GDDT_TEST_SEED changes the seed)\n",
                 static_cast<unsigned long long>(testing::test_seed()), memory_name(typed_kind),
                 memory_name(packed_kind), cases);
     testing::LayoutGenerator gen(seed);
     Buffer typed(typed_kind, kTypedBytes), packed(packed_kind, kPackedBytes);
-    CudaEnv env(&typed, &packed, stream_);
+    Env env(&typed, &packed, stream_);
     int failures = 0;
     for (int i = 0; i < cases && failures < 5; ++i) {
-      // Every 20th case is large enough for many blocks of threads and the grid-stride loop.
-      const std::int64_t max_stream = i % 20 == 19 ? kPackedBytes / 2 : 256 << 10;
+      const std::int64_t max_stream = largest_stream > 0 ? largest_stream : i % 20 == 19 ? kPackedBytes / 2 : 256 << 10;
       const Case c = testing::random_case(i, &gen, max_stream, kTypedBytes / 2);
       const ::testing::AssertionResult result = testing::check_case(c, &env, &gen.rng());
-      if (!env.error.empty()) FAIL() << "CUDA error: " << env.error << "\n" << c.describe();
+      if (!env.error.empty()) {
+        ADD_FAILURE() << "CUDA error: " << env.error << "\n" << c.describe();
+        break;
+      }
       if (!result) {
         ++failures;
         ADD_FAILURE() << result.message() << "\n  typed " << memory_name(typed_kind) << ", packed "
                       << memory_name(packed_kind) << ", seed " << testing::test_seed();
       }
     }
+    return {env.windows, env.declined};
+  }
+
+  // Random cases through the resident kernel; nearly all must be served by it (it declines only
+  // windows inside one block, piece tables beyond shared memory and 64-bit indices), and each
+  // served window is one job.
+  void run_resident(Memory typed_kind, Memory packed_kind, int cases, std::uint64_t seed_offset) {
+    const pack::cuda_impl::ResidentCounts before = pack::cuda_impl::resident_counts();
+    const auto [windows, declined] =
+        run_random<ResidentEnv>(typed_kind, packed_kind, cases, seed_offset, kResidentStream);
+    const pack::cuda_impl::ResidentCounts after = pack::cuda_impl::resident_counts();
+    std::printf("%d windows, %d declined by the resident kernel, %llu launches of it\n", windows, declined,
+                static_cast<unsigned long long>(after.launches - before.launches));
+    EXPECT_GT(windows, cases);
+    EXPECT_LE(declined * 100, windows);
+    EXPECT_EQ(after.jobs - before.jobs, static_cast<std::uint64_t>(windows - declined));
   }
 
   static constexpr std::size_t kTypedBytes = 48 << 20;
   static constexpr std::size_t kPackedBytes = 16 << 20;
+  static constexpr std::int64_t kResidentStream = 64 << 10;  // main() sets GDDT_RESIDENT_MAX to it
   cudaStream_t stream_ = nullptr;
 };
 
@@ -127,6 +202,76 @@ TEST_F(CudaPack, RandomLayoutsOnDeviceMemory) { run_random(Memory::kDevice, Memo
 TEST_F(CudaPack, RandomLayoutsOnManagedTypedMemory) { run_random(Memory::kManaged, Memory::kDevice, 300, 1); }
 TEST_F(CudaPack, RandomLayoutsOnPinnedTypedMemory) { run_random(Memory::kPinned, Memory::kDevice, 300, 2); }
 TEST_F(CudaPack, RandomLayoutsIntoPinnedPackedMemory) { run_random(Memory::kDevice, Memory::kPinned, 200, 3); }
+
+// The resident kernel stays running across cases whose buffers are rewritten between them, so
+// these also catch reads of stale bytes (its L1 cache outlives each case).
+TEST_F(CudaPack, ResidentKernelOnDeviceMemory) { run_resident(Memory::kDevice, Memory::kDevice, 1500, 5); }
+TEST_F(CudaPack, ResidentKernelIntoPinnedPackedMemory) { run_resident(Memory::kDevice, Memory::kPinned, 500, 6); }
+TEST_F(CudaPack, ResidentKernelOnManagedTypedMemory) { run_resident(Memory::kManaged, Memory::kPinned, 200, 7); }
+
+// Work queued on the legacy default stream that writes the typed buffer comes before the
+// pack, as on the ordinary path: the resident kernel, which no stream orders, must decline
+// while such work is pending. A long copy holds the stream, then a short one writes the data.
+TEST_F(CudaPack, ResidentKernelWaitsForTheLegacyDefaultStream) {
+  constexpr std::size_t kSlowBytes = 256 << 20;
+  constexpr std::size_t kBytes = 4 << 10;
+  Buffer slow_source(Memory::kPinned, kSlowBytes), slow_target(Memory::kDevice, kSlowBytes);
+  Buffer fresh(Memory::kDevice, kBytes), typed(Memory::kDevice, kBytes), packed(Memory::kDevice, kBytes);
+  type::Layout bytes;
+  ASSERT_EQ(type::make_repeat(type::make_block(4), static_cast<std::int64_t>(kBytes / 8), 8, &bytes), GDDT_OK);
+  const pack::Window window{&bytes, 1, 0, bytes.size};
+  std::vector<unsigned char> pattern(kBytes);
+  for (std::size_t i = 0; i < kBytes; ++i) pattern[i] = static_cast<unsigned char>(i * 7 + 1);
+  CUDA_ASSERT(cudaMemcpy(fresh.data, pattern.data(), kBytes, cudaMemcpyHostToDevice));
+  int served_count = 0;
+  for (int round = 0; round < 5; ++round) {
+    CUDA_ASSERT(cudaMemset(typed.data, 0, kBytes));
+    CUDA_ASSERT(cudaMemset(packed.data, 0xff, kBytes));
+    CUDA_ASSERT(cudaMemcpyAsync(slow_target.data, slow_source.data, kSlowBytes, cudaMemcpyHostToDevice, cudaStreamLegacy));
+    CUDA_ASSERT(cudaMemcpyAsync(typed.data, fresh.data, kBytes, cudaMemcpyDeviceToDevice, cudaStreamLegacy));
+    bool served = false;
+    ASSERT_EQ(pack::cuda_backend().pack_now(window, typed.data, packed.data, {}, &served), GDDT_OK);
+    if (!served) {
+      ASSERT_EQ(pack::cuda_backend().pack(window, typed.data, packed.data, stream_), GDDT_OK);
+      CUDA_ASSERT(cudaStreamSynchronize(stream_));
+    }
+    served_count += served ? 1 : 0;
+    std::vector<unsigned char> got(bytes.size);
+    CUDA_ASSERT(cudaMemcpy(got.data(), packed.data, got.size(), cudaMemcpyDeviceToHost));
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i], pattern[i / 4 * 8 + i % 4]) << "packed byte " << i << " in round " << round;
+    }
+  }
+  EXPECT_EQ(served_count, 0) << "the resident kernel ran while the legacy stream was busy";
+}
+
+// The kernel exits after GDDT_RESIDENT_IDLE_US without work, and the next window starts it
+// again; MPI_Finalize's stop() ends it, and a later window starts a new one.
+TEST_F(CudaPack, ResidentKernelExitsWhenIdleAndRestarts) {
+  ASSERT_EQ(setenv("GDDT_RESIDENT_IDLE_US", "20", 1), 0);
+  config::reload_for_testing();
+  pack::cuda_backend().stop();  // the next ring is opened with the short idle time
+  const pack::cuda_impl::ResidentCounts before = pack::cuda_impl::resident_counts();
+  Buffer typed(Memory::kDevice, kTypedBytes), packed(Memory::kPinned, kPackedBytes);
+  ResidentEnv env(&typed, &packed, stream_);
+  testing::LayoutGenerator gen(testing::test_seed() + 8);
+  constexpr int kCases = 40;
+  for (int i = 0; i < kCases; ++i) {
+    const Case c = testing::random_case(i, &gen, 16 << 10, 1 << 20);
+    ASSERT_TRUE(testing::check_case(c, &env, &gen.rng())) << c.describe();
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+    if (i == kCases / 2) pack::cuda_backend().stop();
+  }
+  const pack::cuda_impl::ResidentCounts after = pack::cuda_impl::resident_counts();
+  std::printf("%d windows, %d declined, %llu launches\n", env.windows, env.declined,
+              static_cast<unsigned long long>(after.launches - before.launches));
+  EXPECT_LE(env.declined * 100, env.windows);
+  // Each case is a pack and an unpack after a pause far longer than the idle time.
+  EXPECT_GE(after.launches - before.launches, static_cast<std::uint64_t>(kCases));
+  ASSERT_EQ(unsetenv("GDDT_RESIDENT_IDLE_US"), 0);
+  config::reload_for_testing();
+  pack::cuda_backend().stop();
+}
 
 // A call is one launch (a kernel or one copy), with no synchronization and no allocation: it
 // is captured into a graph in the global capture mode, which refuses both, and the graph must
@@ -197,6 +342,9 @@ TEST_F(CudaPack, WideIndexStrided) {
 }  // namespace gddt
 
 int main(int argc, char** argv) {
+  // Other tests may use the GPU at the same time, which the automatic setting would avoid.
+  setenv("GDDT_RESIDENT", "on", 1);
+  setenv("GDDT_RESIDENT_MAX", "64K", 1);
   if (!gddt::gpu::available()) {
     std::printf("no usable CUDA device: skipped\n");
     return 77;

@@ -45,25 +45,39 @@ constexpr int kWordsPerThread = W >= 8 ? 64 / W : 8;
 template <int W, bool kUnpack>
 constexpr int kBlockListWordsPerThread = kUnpack || kWordsPerThread<W> < 4 ? kWordsPerThread<W> : 4;
 
+// How move_words reads. A kernel launched after the data was written may read through L1; the
+// resident kernel (resident.cu) outlives many writes to the same buffers, and its L1 may still
+// hold their old bytes, so it fetches every word again.
+enum class Reads { kCached, kFetchAgain };
+
+template <Reads kReads, typename T>
+__device__ __forceinline__ T read(const T* at) {
+  if constexpr (kReads == Reads::kFetchAgain) {
+    return __ldcv(at);
+  } else {
+    return *at;
+  }
+}
+
 // Moves every word of the window: whole words as single W-byte accesses, each thread loading
 // its words before storing any; then the partial words at the window's ends, bytewise.
-// `typed_offset(word)` is the typed byte offset of a word.
-template <int W, int kUnroll, bool kUnpack, typename Index, typename TypedOffset>
+// `typed_offset(word)` is the typed byte offset of a word. Blocks have kThreads threads.
+template <int W, int kUnroll, bool kUnpack, int kThreads, Reads kReads, typename Index, typename TypedOffset>
 __device__ __forceinline__ void move_words(const WindowWords<Index>& a, TypedOffset typed_offset) {
   using Word = typename WordOf<W>::type;
-  const Index tile_words = static_cast<Index>(kThreadsPerBlock) * a.words_per_thread;
+  const Index tile_words = static_cast<Index>(kThreads) * a.words_per_thread;
   const Index stride = static_cast<Index>(gridDim.x) * tile_words;
   for (Index tile = a.word_begin + static_cast<Index>(blockIdx.x) * tile_words; tile < a.word_end; tile += stride) {
     Word value[kUnroll];
     Word* destination[kUnroll];
     GDDT_UNROLL
     for (int u = 0; u < kUnroll; ++u) {
-      const Index word = tile + threadIdx.x + static_cast<Index>(u) * kThreadsPerBlock;
+      const Index word = tile + threadIdx.x + static_cast<Index>(u) * kThreads;
       destination[u] = nullptr;
       if (u < a.words_per_thread && word < a.word_end) {
         auto* typed = reinterpret_cast<Word*>(a.typed + typed_offset(word));
         auto* packed = reinterpret_cast<Word*>(a.packed + (static_cast<std::int64_t>(word) * W - a.packed_shift));
-        value[u] = kUnpack ? *packed : *typed;
+        value[u] = read<kReads>(kUnpack ? packed : typed);
         destination[u] = kUnpack ? typed : packed;
       }
     }
@@ -78,9 +92,9 @@ __device__ __forceinline__ void move_words(const WindowWords<Index>& a, TypedOff
     char* packed = a.packed + (static_cast<std::int64_t>(part.word) * W - a.packed_shift);
     for (std::uint32_t b = part.first_byte; b < part.end_byte; ++b) {
       if (kUnpack) {
-        typed[b] = packed[b];
+        typed[b] = read<kReads>(packed + b);
       } else {
-        packed[b] = typed[b];
+        packed[b] = read<kReads>(typed + b);
       }
     }
   }
@@ -88,7 +102,8 @@ __device__ __forceinline__ void move_words(const WindowWords<Index>& a, TypedOff
 
 template <int W, int kDims, bool kUnpack, typename Index>
 __global__ void __launch_bounds__(kThreadsPerBlock) strided_kernel(const __grid_constant__ StridedArgs<Index> a) {
-  move_words<W, kWordsPerThread<W>, kUnpack>(a.window, [&a](Index word) { return strided_offset<kDims>(a, word); });
+  move_words<W, kWordsPerThread<W>, kUnpack, kThreadsPerBlock, Reads::kCached>(
+      a.window, [&a](Index word) { return strided_offset<kDims>(a, word); });
 }
 
 // Piece tables up to this size are copied into shared memory first (the launch provides that
@@ -99,20 +114,22 @@ GDDT_HOST_DEVICE unsigned shared_table_bytes(const PieceTable& table) {
   return table.bytes <= kMaxSharedTableBytes ? table.bytes : 0;
 }
 
+// The table copied into `shared` (shared_table_bytes(table) of it) by a block of kThreads threads.
+template <int kThreads, Reads kReads>
+__device__ __forceinline__ PieceTable table_in_shared(const PieceTable& table, uint4* shared) {
+  const auto* source = static_cast<const uint4*>(table.base);
+  for (std::uint32_t i = threadIdx.x; i < table.bytes / sizeof(uint4); i += kThreads) shared[i] = read<kReads>(source + i);
+  __syncthreads();
+  return table.moved_to(shared);
+}
+
 template <int W, bool kUnpack, typename Index>
 __global__ void __launch_bounds__(kThreadsPerBlock) block_list_kernel(const __grid_constant__ BlockListArgs<Index> a) {
   extern __shared__ uint4 shared_table[];
   PieceTable table = a.table;
-  if (shared_table_bytes(table) != 0) {
-    const auto* source = static_cast<const uint4*>(table.base);
-    for (std::uint32_t i = threadIdx.x; i < table.bytes / sizeof(uint4); i += kThreadsPerBlock) {
-      shared_table[i] = source[i];
-    }
-    __syncthreads();
-    table = table.moved_to(shared_table);
-  }
-  move_words<W, kBlockListWordsPerThread<W, kUnpack>, kUnpack>(a.window,
-                         [&a, &table](Index word) { return block_list_offset(a, table, static_cast<Index>(word * W)); });
+  if (shared_table_bytes(table) != 0) table = table_in_shared<kThreadsPerBlock, Reads::kCached>(table, shared_table);
+  move_words<W, kBlockListWordsPerThread<W, kUnpack>, kUnpack, kThreadsPerBlock, Reads::kCached>(
+      a.window, [&a, &table](Index word) { return block_list_offset(a, table, static_cast<Index>(word * W)); });
 }
 
 }  // namespace gddt::pack::cuda_impl

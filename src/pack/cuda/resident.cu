@@ -1,0 +1,381 @@
+// The resident kernel and its ring (resident.hpp). Host and kernel share one Ring per device in
+// mapped pinned memory; each side writes only its own fields. A job slot is a row of 8-byte
+// cells, each holding 4 bytes of the job and the job's stamp (its index + 1): an aligned 8-byte
+// store or load is never torn, so a warp that finds the stamp in every cell of the slot has the
+// whole job, in one round trip over the bus instead of one for a "posted" counter and another
+// for the slot. The block then moves the window, and thread 0 makes every thread's writes
+// visible system-wide and advances `done`, which the caller that posted the job polls.
+//
+// The kernel exits on its own after GDDT_RESIDENT_IDLE_US without work, clearing `running`
+// after its last `done`; a caller that finds `running` clear while its job is not done starts
+// a new kernel from `done`. So a job posted just as the kernel decided to exit still runs.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <type_traits>
+
+#include "core/config.hpp"
+#include "core/log.hpp"
+#include "pack/cuda/kernels.cuh"
+#include "pack/cuda/resident.hpp"
+
+namespace gddt::pack::cuda_impl {
+namespace {
+
+// One block per GPU; 512 threads keep enough loads in flight for windows of tens of KiB, and
+// with one resident block the register file has room for them at any register count.
+constexpr int kResidentThreads = 512;
+constexpr int kWarp = 32;
+constexpr std::uint64_t kJobSlots = 16;
+
+enum class JobKind : std::uint32_t { kStrided, kBlockList };
+
+constexpr std::size_t kArgsBytes = std::max(sizeof(StridedArgs<std::uint32_t>), sizeof(BlockListArgs<std::uint32_t>));
+
+struct alignas(16) Job {
+  JobKind kind;
+  std::uint32_t width;
+  std::uint32_t unpack;
+  std::uint32_t unused;
+  alignas(16) unsigned char args[(kArgsBytes + 15) / 16 * 16];  // StridedArgs or BlockListArgs
+};
+
+// Cells per slot: a whole number of cells for every lane of the polling warp.
+constexpr int kCellsPerLane = static_cast<int>((sizeof(Job) / 4 + kWarp - 1) / kWarp);
+constexpr int kCellsPerSlot = kCellsPerLane * kWarp;
+
+struct Slot {
+  std::uint64_t cells[kCellsPerSlot];  // low half: 4 bytes of the Job; high half: the stamp
+};
+
+struct Ring {
+  alignas(64) std::uint64_t done;  // kernel: jobs [0, done) are finished
+  std::uint32_t running;           // host sets it before a launch, the kernel clears it on exit
+  std::uint32_t stop;              // host: exit once no job is posted
+  std::uint64_t idle_ns;
+  alignas(64) Slot slots[kJobSlots];
+};
+
+std::uint32_t stamp_of(std::uint64_t job_index) { return static_cast<std::uint32_t>(job_index + 1); }
+
+// ---- the kernel ---------------------------------------------------------------------------------
+
+__device__ __forceinline__ std::uint64_t load_relaxed_system(const std::uint64_t* at) {
+  unsigned long long value;
+  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(value) : "l"(at) : "memory");
+  return value;
+}
+
+__device__ __forceinline__ void store_release_system(std::uint64_t* at, std::uint64_t value) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(at), "l"(static_cast<unsigned long long>(value)) : "memory");
+}
+
+__device__ __forceinline__ std::uint64_t nanoseconds() {
+  unsigned long long now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  return now;
+}
+
+// Warp 0: copies job `next` into `job` once every cell of its slot carries its stamp and returns
+// true; false when the kernel should exit instead.
+__device__ bool wait_for_job(Ring* ring, std::uint64_t next, Job* job) {
+  const unsigned lane = threadIdx.x;
+  const std::uint32_t stamp = static_cast<std::uint32_t>(next + 1);
+  const std::uint64_t* cells = ring->slots[next % kJobSlots].cells;
+  const std::uint64_t idle = *reinterpret_cast<volatile std::uint64_t*>(&ring->idle_ns);
+  const std::uint64_t since = nanoseconds();
+  for (;;) {
+    std::uint32_t words[kCellsPerLane];
+    bool stamped = true;
+    GDDT_UNROLL
+    for (int k = 0; k < kCellsPerLane; ++k) {
+      const std::uint64_t cell = load_relaxed_system(cells + lane + k * kWarp);
+      words[k] = static_cast<std::uint32_t>(cell);
+      stamped = stamped && static_cast<std::uint32_t>(cell >> 32) == stamp;
+    }
+    if (__all_sync(0xffffffffu, stamped)) {
+      auto* out = reinterpret_cast<std::uint32_t*>(job);
+      GDDT_UNROLL
+      for (int k = 0; k < kCellsPerLane; ++k) {
+        const unsigned index = lane + static_cast<unsigned>(k * kWarp);
+        if (index < sizeof(Job) / 4) out[index] = words[k];
+      }
+      // The host wrote the job's data (a received message, say) before its cells: acquire it.
+      asm volatile("fence.acq_rel.sys;" ::: "memory");
+      return true;
+    }
+    bool quit = false;
+    if (lane == 0) {
+      quit = *reinterpret_cast<volatile std::uint32_t*>(&ring->stop) != 0 || nanoseconds() - since > idle;
+    }
+    if (__shfl_sync(0xffffffffu, quit, 0)) return false;
+  }
+}
+
+template <int W, bool kUnpack>
+__device__ void run_width(const Job& job, uint4* shared_table) {
+  if (job.kind == JobKind::kStrided) {
+    const auto& a = *reinterpret_cast<const StridedArgs<std::uint32_t>*>(job.args);
+    move_words<W, kWordsPerThread<W>, kUnpack, kResidentThreads, Reads::kFetchAgain>(
+        a.window, [&a](std::uint32_t word) { return strided_offset<kMaxWordDims>(a, word); });
+  } else {
+    const auto& a = *reinterpret_cast<const BlockListArgs<std::uint32_t>*>(job.args);
+    const PieceTable table = table_in_shared<kResidentThreads, Reads::kFetchAgain>(a.table, shared_table);
+    move_words<W, kBlockListWordsPerThread<W, kUnpack>, kUnpack, kResidentThreads, Reads::kFetchAgain>(
+        a.window, [&a, &table](std::uint32_t word) { return block_list_offset(a, table, word * W); });
+  }
+}
+
+template <bool kUnpack>
+__device__ void run(const Job& job, uint4* shared_table) {
+  switch (job.width) {
+    case 16: return run_width<16, kUnpack>(job, shared_table);
+    case 8: return run_width<8, kUnpack>(job, shared_table);
+    case 4: return run_width<4, kUnpack>(job, shared_table);
+    case 2: return run_width<2, kUnpack>(job, shared_table);
+    default: return run_width<1, kUnpack>(job, shared_table);
+  }
+}
+
+__global__ void __launch_bounds__(kResidentThreads, 1) resident_kernel(Ring* ring, std::uint64_t next) {
+  __shared__ Job job;
+  __shared__ uint4 shared_table[kMaxSharedTableBytes / sizeof(uint4)];
+  __shared__ bool exit_now;
+  for (;;) {
+    if (threadIdx.x < kWarp) {
+      const bool found = wait_for_job(ring, next, &job);
+      if (threadIdx.x == 0) exit_now = !found;
+    }
+    __syncthreads();
+    if (exit_now) break;
+    if (job.unpack != 0) {
+      run<true>(job, shared_table);
+    } else {
+      run<false>(job, shared_table);
+    }
+    __syncthreads();  // every thread's bytes are written, and nobody still reads `job`
+    ++next;
+    if (threadIdx.x == 0) {
+      // Cumulative through the barrier: the whole block's writes are visible before `done`.
+      __threadfence_system();
+      store_release_system(&ring->done, next);
+    }
+  }
+  if (threadIdx.x == 0) {
+    __threadfence_system();
+    *reinterpret_cast<volatile std::uint32_t*>(&ring->running) = 0;
+  }
+}
+
+// ---- the host side ------------------------------------------------------------------------------
+
+std::atomic<std::uint64_t> jobs_run{0};
+std::atomic<std::uint64_t> launches{0};
+
+std::uint64_t load_acquire(const std::uint64_t* at) { return __atomic_load_n(at, __ATOMIC_ACQUIRE); }
+std::uint32_t load_acquire(const std::uint32_t* at) { return __atomic_load_n(at, __ATOMIC_ACQUIRE); }
+
+// Kernels of different processes on one GPU take turns: a kernel left waiting for work would
+// hold up every other process's kernels. Asked again at most this often.
+constexpr auto kSharingRecheck = std::chrono::seconds(1);
+
+struct DeviceRing {
+  std::mutex mutex;  // guards everything below but the ring's fields the kernel writes
+  Ring* ring = nullptr;
+  Ring* ring_on_device = nullptr;
+  cudaStream_t stream = nullptr;
+  std::uint64_t posted = 0;
+  bool broken = false;  // a launch failed: this device moves windows the ordinary way from now on
+  bool shared = false;
+  std::chrono::steady_clock::time_point sharing_checked{};
+};
+
+constexpr int kMostDevices = 64;
+DeviceRing rings[kMostDevices];
+
+bool wanted(int device, DeviceRing& r) {
+  const std::string& setting = config::settings().resident;
+  if (setting == "off" || r.broken) return false;
+  if (setting == "on") return true;
+  const auto now = std::chrono::steady_clock::now();
+  if (r.sharing_checked == std::chrono::steady_clock::time_point{} || now - r.sharing_checked > kSharingRecheck) {
+    const bool shared = gpu::other_compute_processes(device) > 0;
+    if (shared != r.shared) {
+      GDDT_LOG(kInfo, "GPU %d %s: resident kernel %s", device,
+               shared ? "is shared with other processes" : "is this process's alone", shared ? "off" : "on");
+    }
+    r.shared = shared;
+    r.sharing_checked = now;
+  }
+  return !r.shared;
+}
+
+Status open_ring(int device, DeviceRing& r) {
+  if (r.ring != nullptr) return GDDT_OK;
+  void* memory = nullptr;
+  GDDT_CHECK(gpu::pinned_alloc(sizeof(Ring), &memory));
+  std::memset(memory, 0, sizeof(Ring));
+  void* on_device = nullptr;
+  gpu::Stream stream = nullptr;
+  Status status = cudaHostGetDevicePointer(&on_device, memory, 0) == cudaSuccess ? GDDT_OK
+                                                                                  : gpu::check_last_error("cudaHostGetDevicePointer");
+  if (!is_error(status)) status = gpu::stream_create(device, &stream);
+  if (is_error(status)) {
+    gpu::pinned_free(memory);
+    return status;
+  }
+  r.ring = static_cast<Ring*>(memory);
+  r.ring->idle_ns = config::settings().resident_idle_us * 1000;
+  r.ring_on_device = static_cast<Ring*>(on_device);
+  r.stream = static_cast<cudaStream_t>(stream);
+  r.posted = 0;
+  return GDDT_OK;
+}
+
+// With r.mutex held and no kernel running: starts one at the oldest job not done.
+Status launch(DeviceRing& r) {
+  __atomic_store_n(&r.ring->running, 1u, __ATOMIC_RELEASE);
+  resident_kernel<<<1, kResidentThreads, 0, r.stream>>>(r.ring_on_device, load_acquire(&r.ring->done));
+  const Status status = gpu::check_last_error("resident kernel launch");
+  if (is_error(status)) {
+    __atomic_store_n(&r.ring->running, 0u, __ATOMIC_RELEASE);
+    r.broken = true;
+    GDDT_LOG(kWarn, "the resident kernel does not start: small windows are launched as kernels of their own");
+    return status;
+  }
+  launches.fetch_add(1, std::memory_order_relaxed);
+  return GDDT_OK;
+}
+
+// Posts `job` and sets *ticket to the value of `done` that says it is finished; *served false
+// when the job was not posted.
+Status post(int device, const Job& job, DeviceRing** ring, std::uint64_t* ticket, bool* served) {
+  *served = false;
+  if (device < 0 || device >= kMostDevices) return GDDT_OK;
+  DeviceRing& r = rings[device];
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (!wanted(device, r)) return GDDT_OK;
+  // A kernel the user queued on the legacy default stream may still write the typed buffer
+  // or read it; the ordinary path is ordered after it, the resident kernel is not.
+  const cudaError_t legacy = cudaStreamQuery(cudaStreamLegacy);
+  if (legacy != cudaSuccess) {
+    if (legacy != cudaErrorNotReady) return gpu::check_last_error("cudaStreamQuery");
+    return GDDT_OK;
+  }
+  if (is_error(open_ring(device, r))) {
+    r.broken = true;
+    return GDDT_OK;
+  }
+  if (r.posted - load_acquire(&r.ring->done) >= kJobSlots) return GDDT_OK;
+  if (load_acquire(&r.ring->running) == 0 && is_error(launch(r))) return GDDT_OK;
+  std::uint32_t words[kCellsPerSlot] = {};
+  std::memcpy(words, &job, sizeof(Job));
+  const std::uint64_t stamp = std::uint64_t{stamp_of(r.posted)} << 32;
+  std::uint64_t* cells = r.ring->slots[r.posted % kJobSlots].cells;
+  std::atomic_thread_fence(std::memory_order_release);  // the job's data before its cells
+  for (int i = 0; i < kCellsPerSlot; ++i) __atomic_store_n(&cells[i], stamp | words[i], __ATOMIC_RELAXED);
+  ++r.posted;
+  *ring = &r;
+  *ticket = r.posted;
+  *served = true;
+  return GDDT_OK;
+}
+
+// How many polls pass between asking the driver whether the kernel died (a fault in it ends
+// the context, and `running` then stays set).
+constexpr unsigned kPollsPerHealthCheck = 1024;
+
+Status wait(DeviceRing& r, std::uint64_t ticket, const gpu::WhileWaiting& meanwhile) {
+  for (unsigned polls = 1;; ++polls) {
+    const std::uint32_t running = load_acquire(&r.ring->running);  // before `done`: see the kernel's note
+    if (load_acquire(&r.ring->done) >= ticket) return GDDT_OK;
+    if (running == 0) {
+      std::lock_guard<std::mutex> lock(r.mutex);
+      if (load_acquire(&r.ring->running) == 0 && load_acquire(&r.ring->done) < ticket) GDDT_CHECK(launch(r));
+    }
+    if (polls % kPollsPerHealthCheck == 0) {
+      const cudaError_t state = cudaStreamQuery(r.stream);
+      if (state != cudaSuccess && state != cudaErrorNotReady) return gpu::check_last_error("resident kernel");
+    }
+    if (meanwhile.call != nullptr) meanwhile.call(meanwhile.context);
+  }
+}
+
+// The words each thread moves per tile, as the kernel unrolls them for this job: all of them,
+// since one block has the whole window to itself.
+int words_per_thread(JobKind kind, int width, bool unpack) {
+  const auto unroll = [&](auto w) {
+    constexpr int W = decltype(w)::value;
+    if (kind == JobKind::kStrided) return kWordsPerThread<W>;
+    return unpack ? kBlockListWordsPerThread<W, true> : kBlockListWordsPerThread<W, false>;
+  };
+  switch (width) {
+    case 16: return unroll(std::integral_constant<int, 16>{});
+    case 8: return unroll(std::integral_constant<int, 8>{});
+    case 4: return unroll(std::integral_constant<int, 4>{});
+    case 2: return unroll(std::integral_constant<int, 2>{});
+    default: return unroll(std::integral_constant<int, 1>{});
+  }
+}
+
+template <typename Args>
+Status run_job(JobKind kind, int width, bool unpack, Args args, const gpu::WhileWaiting& meanwhile, bool* served) {
+  args.window.words_per_thread = words_per_thread(kind, width, unpack);
+  static_assert(sizeof(Args) <= sizeof(Job::args), "job arguments fit a ring slot");
+  Job job{};
+  job.kind = kind;
+  job.width = static_cast<std::uint32_t>(width);
+  job.unpack = unpack ? 1 : 0;
+  std::memcpy(job.args, &args, sizeof(Args));
+  DeviceRing* ring = nullptr;
+  std::uint64_t ticket = 0;
+  GDDT_CHECK(post(gpu::current_device(), job, &ring, &ticket, served));
+  if (!*served) return GDDT_OK;
+  jobs_run.fetch_add(1, std::memory_order_relaxed);
+  return wait(*ring, ticket, meanwhile);
+}
+
+}  // namespace
+
+Status run_resident(bool unpack, const StridedPlan& plan, const void* typed, const void* packed,
+                    const gpu::WhileWaiting& meanwhile, bool* served) {
+  *served = false;
+  if (!fits_narrow_index(plan.words.largest_operand)) return GDDT_OK;
+  const StridedArgs<std::uint32_t> args = strided_args<std::uint32_t>(plan, typed, packed);
+  return run_job(JobKind::kStrided, plan.words.width, unpack, args, meanwhile, served);
+}
+
+Status run_resident(bool unpack, const BlockListPlan& plan, const PieceTable& table, const void* typed,
+                    const void* packed, const gpu::WhileWaiting& meanwhile, bool* served) {
+  *served = false;
+  if (!fits_narrow_index(plan.words.largest_operand) || shared_table_bytes(table) == 0) return GDDT_OK;
+  const BlockListArgs<std::uint32_t> args = block_list_args<std::uint32_t>(plan, table, typed, packed);
+  return run_job(JobKind::kBlockList, plan.words.width, unpack, args, meanwhile, served);
+}
+
+void stop_resident() {
+  for (int device = 0; device < kMostDevices; ++device) {
+    DeviceRing& r = rings[device];
+    std::lock_guard<std::mutex> lock(r.mutex);
+    if (r.ring == nullptr) continue;
+    __atomic_store_n(&r.ring->stop, 1u, __ATOMIC_RELEASE);
+    gpu::stream_synchronize(r.stream);
+    gpu::stream_destroy(r.stream);
+    gpu::pinned_free(r.ring);
+    r.ring = nullptr;
+    r.ring_on_device = nullptr;
+    r.stream = nullptr;
+    r.posted = 0;
+  }
+}
+
+ResidentCounts resident_counts() {
+  return ResidentCounts{jobs_run.load(std::memory_order_relaxed), launches.load(std::memory_order_relaxed)};
+}
+
+}  // namespace gddt::pack::cuda_impl
