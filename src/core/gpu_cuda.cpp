@@ -303,6 +303,14 @@ Status stream_query(Stream stream, bool* done) {
   return error == cudaErrorNotReady ? GDDT_OK : cuda_status(error, "cudaStreamQuery");
 }
 
+Status legacy_stream_idle(bool* idle) {
+  *idle = false;
+  if (!available()) return GDDT_ERR_NO_DEVICE;
+  const cudaError_t error = cudaStreamQuery(cudaStreamLegacy);
+  *idle = error == cudaSuccess;
+  return error == cudaErrorNotReady ? GDDT_OK : cuda_status(error, "cudaStreamQuery");
+}
+
 namespace {
 
 // Polls `query` until it answers done, doing `meanwhile` between polls.

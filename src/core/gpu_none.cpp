@@ -32,6 +32,10 @@ Status stream_query(Stream, bool* done) {
   *done = true;
   return GDDT_ERR_NO_DEVICE;
 }
+Status legacy_stream_idle(bool* idle) {
+  *idle = false;
+  return GDDT_ERR_NO_DEVICE;
+}
 Status stream_create(int, Stream*) { return GDDT_ERR_NO_DEVICE; }
 void stream_destroy(Stream) {}
 Status event_create(Event*) { return GDDT_ERR_NO_DEVICE; }

@@ -414,12 +414,28 @@ int isend(RequestSend call, bool buffered, bool persistent, const void* buf, int
   return rc;
 }
 
+// A blocking receive of a message small enough for the resident kernel asks whether the legacy
+// default stream is idle before it waits for the message: the unpack then need not ask after
+// the message arrives. Work queued later may not touch the receive buffer until the call returns.
+void check_order_before_waiting(Operation& operation) {
+  const config::Settings& settings = config::settings();
+  const protocol::Message& message = operation.message;
+  if (!message.kind.is_device() || settings.resident == "off" ||
+      static_cast<std::uint64_t>(message.bytes()) > settings.resident_max) {
+    return;
+  }
+  gpu::DeviceGuard guard(message.kind.device);
+  bool idle = false;
+  if (gpu::legacy_stream_idle(&idle) == GDDT_OK && idle) operation.ordering = pack::Ordering::kLegacyStreamIdle;
+}
+
 int recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status* status) {
   deferred::before_blocking();
   Side side;
   int rc = prepare(Operation::Kind::kReceive, false, buf, count, datatype, source, comm, &side);
   if (rc != MPI_SUCCESS) return rc;
   if (!side.operation) return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
+  check_order_before_waiting(*side.operation);
   MPI_Status local;
   MPI_Status* st = status_or_local(status, &local);
   rc = PMPI_Recv(side.buffer, side.count, side.datatype, source, tag, comm, st);

@@ -167,7 +167,8 @@ int finish(Operation& operation, int error, const MPI_Status& status, gpu::Strea
       queued_on != nullptr ? protocol::message_stream(operation.message, operation.staging, &stream) : GDDT_OK;
   if (!is_error(unpacked)) {
     unpacked =
-        protocol::unpack_message(operation.message, operation.staging, received, stream, meanwhile_for(operation));
+        protocol::unpack_message(operation.message, operation.staging, received, stream, meanwhile_for(operation),
+                                 operation.ordering);
   }
   if (!is_error(unpacked) && queued_on != nullptr) *queued_on = stream;
   operation.early_result = raise(operation.comm, unpacked);

@@ -30,6 +30,8 @@ struct Operation {
   protocol::Message message;  // the user's buffer
   protocol::Staging staging;  // what the MPI library really sends or receives
   MPI_Comm comm = MPI_COMM_NULL;  // whose error handler hears of a failure at completion
+  // Receives: whether the legacy default stream was found idle when the receive was posted.
+  pack::Ordering ordering = pack::Ordering::kCheckLegacyStream;
 };
 
 namespace requests {

@@ -23,6 +23,10 @@ struct Window {
 // Slot indices into type::Layout::backend_slots.
 enum BackendSlotIndex { kHostSlot = 0, kCudaSlot = 1, kOpenclSlot = 2 };
 
+// Whether the caller already found the legacy default stream idle since its MPI call began (a
+// blocking receive asks while it waits for its message), or a resident move must ask first.
+enum class Ordering { kCheckLegacyStream, kLegacyStreamIdle };
+
 struct Backend {
   const char* name;
   // Copies window bytes from `typed` into `packed` (packed receives exactly length bytes).
@@ -35,10 +39,10 @@ struct Backend {
   // kernel launch. *served is false where it declines (the window is too large, work is still
   // queued on the legacy default stream, the setting is off); the caller then moves the window
   // the ordinary way. `meanwhile` runs between polls while it waits.
-  Status (*pack_now)(const Window& window, const void* typed, void* packed, const gpu::WhileWaiting& meanwhile,
-                     bool* served);
-  Status (*unpack_now)(const Window& window, void* typed, const void* packed, const gpu::WhileWaiting& meanwhile,
-                       bool* served);
+  Status (*pack_now)(const Window& window, const void* typed, void* packed, Ordering ordering,
+                     const gpu::WhileWaiting& meanwhile, bool* served);
+  Status (*unpack_now)(const Window& window, void* typed, const void* packed, Ordering ordering,
+                       const gpu::WhileWaiting& meanwhile, bool* served);
   // Stops what pack_now and unpack_now keep running (at MPI_Finalize); a later call starts it
   // again.
   void (*stop)();

@@ -104,9 +104,9 @@ Status queue_pack(const Message& message, const Staging& staging, gpu::Stream* s
 }
 
 Status unpack_message(const Message& message, const Staging& staging, std::int64_t received, gpu::Stream stream,
-                      const gpu::WhileWaiting& meanwhile) {
+                      const gpu::WhileWaiting& meanwhile, pack::Ordering ordering) {
   return unpack(whole(message, received), message.buffer, message.kind, staging.data(), staging.kind(), stream,
-                way_for(message.kind, staging.kind(), received), meanwhile);
+                way_for(message.kind, staging.kind(), received), meanwhile, ordering);
 }
 
 }  // namespace gddt::protocol

@@ -9,6 +9,7 @@
 #include "core/gpu.hpp"
 #include "core/memory.hpp"
 #include "core/pool.hpp"
+#include "pack/backend.hpp"
 #include "type/layout.hpp"
 
 namespace gddt::protocol {
@@ -76,8 +77,8 @@ Status queue_pack(const Message& message, const Staging& staging, gpu::Stream* s
 // Unpacks the first `received` packed bytes from `staging` into the message's buffer. With a
 // null `stream` it returns when they are in place, doing `meanwhile` while it waits; otherwise
 // the work may still be running on `stream` (from message_stream), and staging must live
-// until it is done.
+// until it is done. `ordering`: see pack::Ordering.
 Status unpack_message(const Message& message, const Staging& staging, std::int64_t received, gpu::Stream stream,
-                      const gpu::WhileWaiting& meanwhile);
+                      const gpu::WhileWaiting& meanwhile, pack::Ordering ordering);
 
 }  // namespace gddt::protocol

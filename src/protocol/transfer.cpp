@@ -140,7 +140,7 @@ namespace {
 // Both directions share everything but the backend call and the pipeline's stage order.
 template <bool kPacking>
 Status transfer(const pack::Window& w, char* typed, memory::Kind typed_kind, char* packed, memory::Kind packed_kind,
-                gpu::Stream stream, Way way, const gpu::WhileWaiting& meanwhile) {
+                gpu::Stream stream, Way way, const gpu::WhileWaiting& meanwhile, pack::Ordering ordering) {
   if (w.length == 0) return GDDT_OK;
   log_choice(kPacking ? "pack" : "unpack", w, typed_kind, packed_kind, way);
   auto backend_call = [&](const pack::Backend& backend, gpu::Stream s) {
@@ -155,8 +155,8 @@ Status transfer(const pack::Window& w, char* typed, memory::Kind typed_kind, cha
     const pack::Backend& cuda = pack::cuda_backend();
     if (stream == nullptr && cuda.pack_now != nullptr) {
       bool served = false;
-      const Status status = kPacking ? cuda.pack_now(w, typed, packed, meanwhile, &served)
-                                     : cuda.unpack_now(w, typed, packed, meanwhile, &served);
+      const Status status = kPacking ? cuda.pack_now(w, typed, packed, ordering, meanwhile, &served)
+                                     : cuda.unpack_now(w, typed, packed, ordering, meanwhile, &served);
       if (served || is_error(status)) return status;
     }
     return in_place(device, stream, meanwhile, [&](gpu::Stream s) { return backend_call(cuda, s); });
@@ -172,15 +172,17 @@ Status transfer(const pack::Window& w, char* typed, memory::Kind typed_kind, cha
 }  // namespace
 
 Status pack(const pack::Window& w, const void* typed, memory::Kind typed_kind, void* packed,
-            memory::Kind packed_kind, gpu::Stream stream, Way way, const gpu::WhileWaiting& meanwhile) {
+            memory::Kind packed_kind, gpu::Stream stream, Way way, const gpu::WhileWaiting& meanwhile,
+            pack::Ordering ordering) {
   return transfer<true>(w, const_cast<char*>(static_cast<const char*>(typed)), typed_kind, static_cast<char*>(packed),
-                        packed_kind, stream, way, meanwhile);
+                        packed_kind, stream, way, meanwhile, ordering);
 }
 
 Status unpack(const pack::Window& w, void* typed, memory::Kind typed_kind, const void* packed,
-              memory::Kind packed_kind, gpu::Stream stream, Way way, const gpu::WhileWaiting& meanwhile) {
+              memory::Kind packed_kind, gpu::Stream stream, Way way, const gpu::WhileWaiting& meanwhile,
+              pack::Ordering ordering) {
   return transfer<false>(w, static_cast<char*>(typed), typed_kind, const_cast<char*>(static_cast<const char*>(packed)),
-                         packed_kind, stream, way, meanwhile);
+                         packed_kind, stream, way, meanwhile, ordering);
 }
 
 }  // namespace gddt::protocol

@@ -24,10 +24,14 @@ Way choose(memory::Kind typed, memory::Kind packed, std::int64_t bytes);
 // With `stream` == nullptr the call returns when the bytes are in place. With a stream, kDevice
 // and kZeroCopy work is only queued on it; kHost and kPipelined complete before returning.
 // kPipelined on two host buffers runs the pipeline on the CPU (how CI exercises it).
-// `meanwhile` runs between polls whenever the call itself waits for the GPU.
+// `meanwhile` runs between polls whenever the call itself waits for the GPU. Calls that wait
+// move small windows by the backend's resident kernel where it takes them (`ordering`: see
+// pack::Ordering).
 Status pack(const pack::Window& window, const void* typed, memory::Kind typed_kind, void* packed,
-            memory::Kind packed_kind, gpu::Stream stream, Way way, const gpu::WhileWaiting& meanwhile = {});
+            memory::Kind packed_kind, gpu::Stream stream, Way way, const gpu::WhileWaiting& meanwhile = {},
+            pack::Ordering ordering = pack::Ordering::kCheckLegacyStream);
 Status unpack(const pack::Window& window, void* typed, memory::Kind typed_kind, const void* packed,
-              memory::Kind packed_kind, gpu::Stream stream, Way way, const gpu::WhileWaiting& meanwhile = {});
+              memory::Kind packed_kind, gpu::Stream stream, Way way, const gpu::WhileWaiting& meanwhile = {},
+              pack::Ordering ordering = pack::Ordering::kCheckLegacyStream);
 
 }  // namespace gddt::protocol

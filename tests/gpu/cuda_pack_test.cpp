@@ -112,12 +112,12 @@ struct ResidentEnv : CudaEnv {
   // left queued there would hold up the legacy default stream, and the next window with it.
   Status pack(const pack::Window& w, const void* t, void* p) {
     bool served = false;
-    const Status status = pack::cuda_backend().pack_now(w, t, p, {}, &served);
+    const Status status = pack::cuda_backend().pack_now(w, t, p, pack::Ordering::kCheckLegacyStream, {}, &served);
     return counted(w, t, p, served, status) ? status : waited(CudaEnv::pack(w, t, p));
   }
   Status unpack(const pack::Window& w, void* t, const void* p) {
     bool served = false;
-    const Status status = pack::cuda_backend().unpack_now(w, t, p, {}, &served);
+    const Status status = pack::cuda_backend().unpack_now(w, t, p, pack::Ordering::kCheckLegacyStream, {}, &served);
     return counted(w, t, p, served, status) ? status : waited(CudaEnv::unpack(w, t, p));
   }
   Status waited(Status status) {
@@ -230,7 +230,7 @@ TEST_F(CudaPack, ResidentKernelWaitsForTheLegacyDefaultStream) {
     CUDA_ASSERT(cudaMemcpyAsync(slow_target.data, slow_source.data, kSlowBytes, cudaMemcpyHostToDevice, cudaStreamLegacy));
     CUDA_ASSERT(cudaMemcpyAsync(typed.data, fresh.data, kBytes, cudaMemcpyDeviceToDevice, cudaStreamLegacy));
     bool served = false;
-    ASSERT_EQ(pack::cuda_backend().pack_now(window, typed.data, packed.data, {}, &served), GDDT_OK);
+    ASSERT_EQ(pack::cuda_backend().pack_now(window, typed.data, packed.data, pack::Ordering::kCheckLegacyStream, {}, &served), GDDT_OK);
     if (!served) {
       ASSERT_EQ(pack::cuda_backend().pack(window, typed.data, packed.data, stream_), GDDT_OK);
       CUDA_ASSERT(cudaStreamSynchronize(stream_));

@@ -222,8 +222,8 @@ Status move_window(const Window& w, const void* typed, const void* packed, gpu::
 // whose copy completes sooner than a job of the resident kernel (8.0 against about 9 us on an
 // H200, the latter including the check of the legacy default stream).
 template <bool kUnpack>
-Status move_now(const Window& w, const void* typed, const void* packed, const gpu::WhileWaiting& meanwhile,
-                bool* served) {
+Status move_now(const Window& w, const void* typed, const void* packed, Ordering ordering,
+                const gpu::WhileWaiting& meanwhile, bool* served) {
   *served = false;
   const config::Settings& settings = config::settings();
   if (settings.resident == "off" || static_cast<std::uint64_t>(w.length) > settings.resident_max) return GDDT_OK;
@@ -234,27 +234,27 @@ Status move_now(const Window& w, const void* typed, const void* packed, const gp
     case WindowPlan::Kind::kCopy:
       return GDDT_OK;
     case WindowPlan::Kind::kStrided:
-      return run_resident(kUnpack, plan.strided, typed, packed, meanwhile, served);
+      return run_resident(kUnpack, plan.strided, typed, packed, ordering, meanwhile, served);
     case WindowPlan::Kind::kBlockList: {
       const int device = gpu::current_device();
       gpu::Stream upload = nullptr;
       GDDT_CHECK(gpu::library_stream(device, &upload));
       PieceTable table;
       GDDT_CHECK(device_piece_table(*w.layout, device, static_cast<cudaStream_t>(upload), &table));
-      return run_resident(kUnpack, plan.block_list, table, typed, packed, meanwhile, served);
+      return run_resident(kUnpack, plan.block_list, table, typed, packed, ordering, meanwhile, served);
     }
   }
   return GDDT_ERR_INTERNAL;
 }
 
-Status cuda_pack_now(const Window& window, const void* typed, void* packed, const gpu::WhileWaiting& meanwhile,
-                     bool* served) {
-  return move_now<false>(window, typed, packed, meanwhile, served);
+Status cuda_pack_now(const Window& window, const void* typed, void* packed, Ordering ordering,
+                     const gpu::WhileWaiting& meanwhile, bool* served) {
+  return move_now<false>(window, typed, packed, ordering, meanwhile, served);
 }
 
-Status cuda_unpack_now(const Window& window, void* typed, const void* packed, const gpu::WhileWaiting& meanwhile,
-                       bool* served) {
-  return move_now<true>(window, typed, packed, meanwhile, served);
+Status cuda_unpack_now(const Window& window, void* typed, const void* packed, Ordering ordering,
+                       const gpu::WhileWaiting& meanwhile, bool* served) {
+  return move_now<true>(window, typed, packed, ordering, meanwhile, served);
 }
 
 Status cuda_pack(const Window& window, const void* typed, void* packed, gpu::Stream stream) {

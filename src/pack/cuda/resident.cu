@@ -254,7 +254,7 @@ Status launch(DeviceRing& r) {
 
 // Posts `job` and sets *ticket to the value of `done` that says it is finished; *served false
 // when the job was not posted.
-Status post(int device, const Job& job, DeviceRing** ring, std::uint64_t* ticket, bool* served) {
+Status post(int device, const Job& job, Ordering ordering, DeviceRing** ring, std::uint64_t* ticket, bool* served) {
   *served = false;
   if (device < 0 || device >= kMostDevices) return GDDT_OK;
   DeviceRing& r = rings[device];
@@ -262,10 +262,10 @@ Status post(int device, const Job& job, DeviceRing** ring, std::uint64_t* ticket
   if (!wanted(device, r)) return GDDT_OK;
   // A kernel the user queued on the legacy default stream may still write the typed buffer
   // or read it; the ordinary path is ordered after it, the resident kernel is not.
-  const cudaError_t legacy = cudaStreamQuery(cudaStreamLegacy);
-  if (legacy != cudaSuccess) {
-    if (legacy != cudaErrorNotReady) return gpu::check_last_error("cudaStreamQuery");
-    return GDDT_OK;
+  if (ordering == Ordering::kCheckLegacyStream) {
+    bool idle = false;
+    GDDT_CHECK(gpu::legacy_stream_idle(&idle));
+    if (!idle) return GDDT_OK;
   }
   if (is_error(open_ring(device, r))) {
     r.broken = true;
@@ -324,7 +324,8 @@ int words_per_thread(JobKind kind, int width, bool unpack) {
 }
 
 template <typename Args>
-Status run_job(JobKind kind, int width, bool unpack, Args args, const gpu::WhileWaiting& meanwhile, bool* served) {
+Status run_job(JobKind kind, int width, bool unpack, Args args, Ordering ordering, const gpu::WhileWaiting& meanwhile,
+               bool* served) {
   args.window.words_per_thread = words_per_thread(kind, width, unpack);
   static_assert(sizeof(Args) <= sizeof(Job::args), "job arguments fit a ring slot");
   Job job{};
@@ -334,7 +335,7 @@ Status run_job(JobKind kind, int width, bool unpack, Args args, const gpu::While
   std::memcpy(job.args, &args, sizeof(Args));
   DeviceRing* ring = nullptr;
   std::uint64_t ticket = 0;
-  GDDT_CHECK(post(gpu::current_device(), job, &ring, &ticket, served));
+  GDDT_CHECK(post(gpu::current_device(), job, ordering, &ring, &ticket, served));
   if (!*served) return GDDT_OK;
   jobs_run.fetch_add(1, std::memory_order_relaxed);
   return wait(*ring, ticket, meanwhile);
@@ -342,20 +343,20 @@ Status run_job(JobKind kind, int width, bool unpack, Args args, const gpu::While
 
 }  // namespace
 
-Status run_resident(bool unpack, const StridedPlan& plan, const void* typed, const void* packed,
+Status run_resident(bool unpack, const StridedPlan& plan, const void* typed, const void* packed, Ordering ordering,
                     const gpu::WhileWaiting& meanwhile, bool* served) {
   *served = false;
   if (!fits_narrow_index(plan.words.largest_operand)) return GDDT_OK;
   const StridedArgs<std::uint32_t> args = strided_args<std::uint32_t>(plan, typed, packed);
-  return run_job(JobKind::kStrided, plan.words.width, unpack, args, meanwhile, served);
+  return run_job(JobKind::kStrided, plan.words.width, unpack, args, ordering, meanwhile, served);
 }
 
 Status run_resident(bool unpack, const BlockListPlan& plan, const PieceTable& table, const void* typed,
-                    const void* packed, const gpu::WhileWaiting& meanwhile, bool* served) {
+                    const void* packed, Ordering ordering, const gpu::WhileWaiting& meanwhile, bool* served) {
   *served = false;
   if (!fits_narrow_index(plan.words.largest_operand) || shared_table_bytes(table) == 0) return GDDT_OK;
   const BlockListArgs<std::uint32_t> args = block_list_args<std::uint32_t>(plan, table, typed, packed);
-  return run_job(JobKind::kBlockList, plan.words.width, unpack, args, meanwhile, served);
+  return run_job(JobKind::kBlockList, plan.words.width, unpack, args, ordering, meanwhile, served);
 }
 
 void stop_resident() {

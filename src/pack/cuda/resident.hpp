@@ -14,12 +14,13 @@ namespace gddt::pack::cuda_impl {
 
 // Moves one planned window with 32-bit indices by the resident kernel of the current device
 // and waits for it. *served is false where it declines (resident kernels off or unwanted on
-// this GPU, the ring full, work still queued on the legacy default stream, a piece table too
-// large for shared memory, a launch that failed); nothing was done then.
-Status run_resident(bool unpack, const StridedPlan& plan, const void* typed, const void* packed,
+// this GPU, the ring full, work still queued on the legacy default stream (asked unless
+// `ordering` says the caller did), a piece table too large for shared memory, a launch that
+// failed); nothing was done then.
+Status run_resident(bool unpack, const StridedPlan& plan, const void* typed, const void* packed, Ordering ordering,
                     const gpu::WhileWaiting& meanwhile, bool* served);
 Status run_resident(bool unpack, const BlockListPlan& plan, const PieceTable& table, const void* typed,
-                    const void* packed, const gpu::WhileWaiting& meanwhile, bool* served);
+                    const void* packed, Ordering ordering, const gpu::WhileWaiting& meanwhile, bool* served);
 
 // Asks every resident kernel to exit, waits for it and frees its ring.
 void stop_resident();
