@@ -343,6 +343,7 @@ Status stream_create(int device, Stream* stream) {
 void stream_destroy(Stream stream) { cudaStreamDestroy(static_cast<cudaStream_t>(stream)); }
 
 Status event_create(Event* event) {
+  if (!available()) return GDDT_ERR_NO_DEVICE;
   cudaEvent_t created = nullptr;
   GDDT_CHECK(cuda_status(cudaEventCreateWithFlags(&created, cudaEventDisableTiming), "cudaEventCreateWithFlags"));
   *event = created;
@@ -352,20 +353,25 @@ Status event_create(Event* event) {
 void event_destroy(Event event) { cudaEventDestroy(static_cast<cudaEvent_t>(event)); }
 
 Status event_record(Event event, Stream stream) {
+  if (!available()) return GDDT_ERR_NO_DEVICE;
   return cuda_status(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)),
                      "cudaEventRecord");
 }
 
 Status stream_wait_event(Stream stream, Event event) {
+  if (!available()) return GDDT_ERR_NO_DEVICE;
   return cuda_status(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), static_cast<cudaEvent_t>(event), 0),
                      "cudaStreamWaitEvent");
 }
 
 Status event_synchronize(Event event) {
+  if (!available()) return GDDT_ERR_NO_DEVICE;
   return cuda_status(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize");
 }
 
 Status event_query(Event event, bool* done) {
+  *done = true;
+  if (!available()) return GDDT_ERR_NO_DEVICE;
   const cudaError_t error = cudaEventQuery(static_cast<cudaEvent_t>(event));
   *done = error != cudaErrorNotReady;
   return error == cudaErrorNotReady ? GDDT_OK : cuda_status(error, "cudaEventQuery");
