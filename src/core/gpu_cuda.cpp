@@ -303,13 +303,7 @@ Status stream_query(Stream stream, bool* done) {
   return error == cudaErrorNotReady ? GDDT_OK : cuda_status(error, "cudaStreamQuery");
 }
 
-Status legacy_stream_idle(bool* idle) {
-  *idle = false;
-  if (!available()) return GDDT_ERR_NO_DEVICE;
-  const cudaError_t error = cudaStreamQuery(cudaStreamLegacy);
-  *idle = error == cudaSuccess;
-  return error == cudaErrorNotReady ? GDDT_OK : cuda_status(error, "cudaStreamQuery");
-}
+Status legacy_stream_idle(bool* idle) { return stream_query(cudaStreamLegacy, idle); }
 
 namespace {
 

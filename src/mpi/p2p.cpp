@@ -418,12 +418,8 @@ int isend(RequestSend call, bool buffered, bool persistent, const void* buf, int
 // default stream is idle before it waits for the message: the unpack then need not ask after
 // the message arrives. Work queued later may not touch the receive buffer until the call returns.
 void check_order_before_waiting(Operation& operation) {
-  const config::Settings& settings = config::settings();
   const protocol::Message& message = operation.message;
-  if (!message.kind.is_device() || settings.resident == "off" ||
-      static_cast<std::uint64_t>(message.bytes()) > settings.resident_max) {
-    return;
-  }
+  if (!message.kind.is_device() || !pack::resident_may_take(message.bytes())) return;
   gpu::DeviceGuard guard(message.kind.device);
   bool idle = false;
   if (gpu::legacy_stream_idle(&idle) == GDDT_OK && idle) operation.ordering = pack::Ordering::kLegacyStreamIdle;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "core/config.hpp"
 #include "core/gpu.hpp"
 #include "type/layout.hpp"
 
@@ -26,6 +27,13 @@ enum BackendSlotIndex { kHostSlot = 0, kCudaSlot = 1, kOpenclSlot = 2 };
 // Whether the caller already found the legacy default stream idle since its MPI call began (a
 // blocking receive asks while it waits for its message), or a resident move must ask first.
 enum class Ordering { kCheckLegacyStream, kLegacyStreamIdle };
+
+// Whether pack_now and unpack_now consider a window of `length` bytes at all (GDDT_RESIDENT is
+// not off, GDDT_RESIDENT_MAX allows it); they may still decline it.
+inline bool resident_may_take(std::int64_t length) {
+  const config::Settings& settings = config::settings();
+  return settings.resident != "off" && static_cast<std::uint64_t>(length) <= settings.resident_max;
+}
 
 struct Backend {
   const char* name;

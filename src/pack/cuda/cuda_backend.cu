@@ -7,10 +7,8 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
-#include <type_traits>
 #include <vector>
 
-#include "core/config.hpp"
 #include "pack/backend.hpp"
 #include "pack/cuda/kernels.cuh"
 #include "pack/cuda/plan.hpp"
@@ -61,23 +59,10 @@ unsigned fit_grid(WindowWords<Index>* words) {
 
 // ---- compile-time dispatch -------------------------------------------------------------------
 
-template <int N>
-using Constant = std::integral_constant<int, N>;
 template <typename T>
 struct TypeTag {
   using type = T;
 };
-
-template <typename Fn>
-Status with_width(int width, Fn&& fn) {
-  switch (width) {
-    case 16: return fn(Constant<16>{});
-    case 8: return fn(Constant<8>{});
-    case 4: return fn(Constant<4>{});
-    case 2: return fn(Constant<2>{});
-    default: return fn(Constant<1>{});
-  }
-}
 
 template <typename Fn>
 Status with_index(std::uint64_t largest_operand, Fn&& fn) {
@@ -225,8 +210,7 @@ template <bool kUnpack>
 Status move_now(const Window& w, const void* typed, const void* packed, Ordering ordering,
                 const gpu::WhileWaiting& meanwhile, bool* served) {
   *served = false;
-  const config::Settings& settings = config::settings();
-  if (settings.resident == "off" || static_cast<std::uint64_t>(w.length) > settings.resident_max) return GDDT_OK;
+  if (!resident_may_take(w.length)) return GDDT_OK;
   GDDT_CHECK(check_window(w, typed, packed));
   if (w.length == 0) return GDDT_OK;
   const WindowPlan plan = plan_window(w, typed, packed);

@@ -4,6 +4,8 @@
 
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 #include "pack/cuda/addressing.hpp"
 
 namespace gddt::pack::cuda_impl {
@@ -32,6 +34,21 @@ template <>
 struct WordOf<16> {
   using type = uint4;
 };
+
+template <int N>
+using Constant = std::integral_constant<int, N>;
+
+// Calls fn(Constant<W>{}) for a run-time word width W, so each width gets its own instance.
+template <typename Fn>
+decltype(auto) with_width(int width, Fn&& fn) {
+  switch (width) {
+    case 16: return fn(Constant<16>{});
+    case 8: return fn(Constant<8>{});
+    case 4: return fn(Constant<4>{});
+    case 2: return fn(Constant<2>{});
+    default: return fn(Constant<1>{});
+  }
+}
 
 // Independent words each thread keeps in flight: 64 bytes of wide words, or eight narrow
 // ones, so index arithmetic and memory latency overlap.

@@ -16,8 +16,6 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
-#include <string>
-#include <type_traits>
 
 #include "core/config.hpp"
 #include "core/log.hpp"
@@ -61,7 +59,7 @@ struct Ring {
   alignas(64) Slot slots[kJobSlots];
 };
 
-std::uint32_t stamp_of(std::uint64_t job_index) { return static_cast<std::uint32_t>(job_index + 1); }
+GDDT_HOST_DEVICE std::uint32_t stamp_of(std::uint64_t job_index) { return static_cast<std::uint32_t>(job_index + 1); }
 
 // ---- the kernel ---------------------------------------------------------------------------------
 
@@ -85,7 +83,7 @@ __device__ __forceinline__ std::uint64_t nanoseconds() {
 // true; false when the kernel should exit instead.
 __device__ bool wait_for_job(Ring* ring, std::uint64_t next, Job* job) {
   const unsigned lane = threadIdx.x;
-  const std::uint32_t stamp = static_cast<std::uint32_t>(next + 1);
+  const std::uint32_t stamp = stamp_of(next);
   const std::uint64_t* cells = ring->slots[next % kJobSlots].cells;
   const std::uint64_t idle = *reinterpret_cast<volatile std::uint64_t*>(&ring->idle_ns);
   const std::uint64_t since = nanoseconds();
@@ -199,9 +197,8 @@ constexpr int kMostDevices = 64;
 DeviceRing rings[kMostDevices];
 
 bool wanted(int device, DeviceRing& r) {
-  const std::string& setting = config::settings().resident;
-  if (setting == "off" || r.broken) return false;
-  if (setting == "on") return true;
+  if (r.broken) return false;
+  if (config::settings().resident == "on") return true;
   const auto now = std::chrono::steady_clock::now();
   if (r.sharing_checked == std::chrono::steady_clock::time_point{} || now - r.sharing_checked > kSharingRecheck) {
     const bool shared = gpu::other_compute_processes(device) > 0;
@@ -309,18 +306,11 @@ Status wait(DeviceRing& r, std::uint64_t ticket, const gpu::WhileWaiting& meanwh
 // The words each thread moves per tile, as the kernel unrolls them for this job: all of them,
 // since one block has the whole window to itself.
 int words_per_thread(JobKind kind, int width, bool unpack) {
-  const auto unroll = [&](auto w) {
+  return with_width(width, [&](auto w) {
     constexpr int W = decltype(w)::value;
     if (kind == JobKind::kStrided) return kWordsPerThread<W>;
     return unpack ? kBlockListWordsPerThread<W, true> : kBlockListWordsPerThread<W, false>;
-  };
-  switch (width) {
-    case 16: return unroll(std::integral_constant<int, 16>{});
-    case 8: return unroll(std::integral_constant<int, 8>{});
-    case 4: return unroll(std::integral_constant<int, 4>{});
-    case 2: return unroll(std::integral_constant<int, 2>{});
-    default: return unroll(std::integral_constant<int, 1>{});
-  }
+  });
 }
 
 template <typename Args>
