@@ -15,25 +15,71 @@ namespace {
 
 using gddt::testing::Case;
 
-// Moves the words of a window one by one, as move_words() in kernels.cuh does.
-template <typename Index, typename TypedOffset>
-::testing::AssertionResult emulate_words(bool unpack, const WindowWords<Index>& a, int width,
-                                         TypedOffset typed_offset) {
-  for (Index word = a.word_begin; word < a.word_end; ++word) {
-    char* typed = a.typed + typed_offset(word);
-    char* packed = a.packed + (static_cast<std::int64_t>(word) * width - a.packed_shift);
-    if (reinterpret_cast<std::uintptr_t>(typed) % width != 0 || reinterpret_cast<std::uintptr_t>(packed) % width != 0) {
-      return ::testing::AssertionFailure() << "word " << word << " of width " << width << " is misaligned";
-    }
-    unpack ? std::memcpy(typed, packed, static_cast<std::size_t>(width))
-           : std::memcpy(packed, typed, static_cast<std::size_t>(width));
+// Moves word `word` of a window whose typed offset is `typed_offset`, checking that both of its
+// whole-word accesses are aligned to the width.
+template <typename Index>
+::testing::AssertionResult emulate_word(bool unpack, const WindowWords<Index>& a, int width, Index word,
+                                        std::int64_t typed_offset) {
+  char* typed = a.typed + typed_offset;
+  char* packed = a.packed + (static_cast<std::int64_t>(word) * width - a.packed_shift);
+  if (reinterpret_cast<std::uintptr_t>(typed) % width != 0 || reinterpret_cast<std::uintptr_t>(packed) % width != 0) {
+    return ::testing::AssertionFailure() << "word " << word << " of width " << width << " is misaligned";
   }
+  unpack ? std::memcpy(typed, packed, static_cast<std::size_t>(width))
+         : std::memcpy(packed, typed, static_cast<std::size_t>(width));
+  return ::testing::AssertionSuccess();
+}
+
+template <typename Index, typename TypedOffset>
+void emulate_partial_words(bool unpack, const WindowWords<Index>& a, int width, TypedOffset typed_offset) {
   for (int i = 0; i < a.npartial; ++i) {
     const PartialWord<Index>& part = a.partial[i];
     char* typed = a.typed + typed_offset(part.word);
     char* packed = a.packed + (static_cast<std::int64_t>(part.word) * width - a.packed_shift);
     for (std::uint32_t b = part.first_byte; b < part.end_byte; ++b) unpack ? (typed[b] = packed[b]) : (packed[b] = typed[b]);
   }
+}
+
+// Moves the words of a window one by one, as move_words() in kernels.cuh does.
+template <typename Index, typename TypedOffset>
+::testing::AssertionResult emulate_words(bool unpack, const WindowWords<Index>& a, int width,
+                                         TypedOffset typed_offset) {
+  for (Index word = a.word_begin; word < a.word_end; ++word) {
+    ::testing::AssertionResult moved = emulate_word(unpack, a, width, word, typed_offset(word));
+    if (!moved) return moved;
+  }
+  emulate_partial_words(unpack, a, width, typed_offset);
+  return ::testing::AssertionSuccess();
+}
+
+// Moves a block-list window in the order of move_spans() in kernels.cuh: spans of `rows` rows
+// of 32 words, each lane finding its pieces with a cursor. Every offset found with the cursor
+// must equal the one found by searching the table, which the other kernels use.
+template <typename Index>
+::testing::AssertionResult emulate_spans(bool unpack, const BlockListArgs<Index>& args, const PieceTable& table,
+                                         int width, int rows) {
+  const WindowWords<Index>& a = args.window;
+  const Index span_words = Index{32} * static_cast<Index>(rows);
+  for (Index span = a.word_begin; span < a.word_end; span += span_words) {
+    for (Index lane = 0; lane < 32; ++lane) {
+      std::uint32_t cursor = table.npieces;
+      for (int row = 0; row < rows; ++row) {
+        const Index word = span + static_cast<Index>(row) * 32 + lane;
+        if (word >= a.word_end) break;
+        const auto position = static_cast<Index>(word * width);
+        const std::int64_t stepped = block_list_offset(args, table, position, &cursor);
+        const std::int64_t searched = block_list_offset(args, table, position);
+        if (stepped != searched) {
+          return ::testing::AssertionFailure() << "word " << word << ": typed offset " << stepped << " by cursor, "
+                                               << searched << " by search";
+        }
+        ::testing::AssertionResult moved = emulate_word(unpack, a, width, word, stepped);
+        if (!moved) return moved;
+      }
+    }
+  }
+  emulate_partial_words(unpack, a, width,
+                        [&](Index word) { return block_list_offset(args, table, static_cast<Index>(word * width)); });
   return ::testing::AssertionSuccess();
 }
 
@@ -57,9 +103,9 @@ template <typename Index>
       // Read through a moved copy, as the kernel reads its shared-memory copy.
       const std::vector<std::uint64_t> copy = image.storage;
       const PieceTable moved = args.table.moved_to(copy.data());
-      const int width = plan.block_list.words.width;
-      return emulate_words(unpack, args.window, width,
-                           [&](Index word) { return block_list_offset(args, moved, static_cast<Index>(word * width)); });
+      // Spans of every length the launches use, 1 .. kBlockListRowsPerSpan rows, by window.
+      const int rows = 1 + static_cast<int>(static_cast<std::uint64_t>(w.offset + w.length) % kBlockListRowsPerSpan);
+      return emulate_spans(unpack, args, moved, plan.block_list.words.width, rows);
     }
   }
   return ::testing::AssertionFailure() << "unknown plan";

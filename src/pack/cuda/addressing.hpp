@@ -200,12 +200,15 @@ struct BlockListArgs {
   PieceTable table;
 };
 
-// Typed offset of the packed byte `position` (counted from the element the window starts
-// in), reading the pieces from `table` (a.table or a copy of it). Every piece byte offset, block and stride is a multiple of the word width, so a word
-// never straddles two blocks.
+// Where the packed byte `position` (counted from the element the window starts in) lies: the
+// typed offset of its pass over the pieces, and its packed offset within that pass.
+struct GroupPosition {
+  std::int64_t offset;
+  std::uint64_t in_group;
+};
+
 template <typename Index>
-GDDT_HOST_DEVICE std::int64_t block_list_offset(const BlockListArgs<Index>& a, const PieceTable& table,
-                                                Index position) {
+GDDT_HOST_DEVICE GroupPosition group_position(const BlockListArgs<Index>& a, Index position) {
   Index in_element;
   const Index element = a.element.divide(position, &in_element);
   std::int64_t offset = static_cast<std::int64_t>(element) * a.extent;
@@ -223,10 +226,14 @@ GDDT_UNROLL
       }
     }
   }
-  const std::uint32_t piece = find_piece(table, in_group);
+  return GroupPosition{offset, static_cast<std::uint64_t>(in_group)};
+}
+
+// Typed offset of group byte `in_group`, which piece `piece` holds, relative to its group.
+GDDT_HOST_DEVICE std::int64_t offset_in_piece(const PieceTable& table, std::uint32_t piece, std::uint64_t in_group) {
   const PieceRecord& record = table.pieces[piece];
   const std::uint64_t in_piece = in_group - static_cast<std::uint64_t>(table.piece_begin[piece]);
-  offset += record.offset;
+  std::int64_t offset = record.offset;
   if (record.ndims == 0) return offset + static_cast<std::int64_t>(in_piece);
   const DimRecord* dims = table.dims + record.dim_begin;
   std::uint64_t in_block;
@@ -238,6 +245,49 @@ GDDT_UNROLL
     offset += static_cast<std::int64_t>(index) * dims[d].stride;
   }
   return offset + static_cast<std::int64_t>(block) * dims[record.ndims].stride;
+}
+
+// Typed offset of the packed byte `position`, reading the pieces from `table` (a.table or a
+// copy of it). Every piece byte offset, block and stride is a multiple of the word width, so a
+// word never straddles two blocks.
+template <typename Index>
+GDDT_HOST_DEVICE std::int64_t block_list_offset(const BlockListArgs<Index>& a, const PieceTable& table,
+                                                Index position) {
+  const GroupPosition at = group_position(a, position);
+  return at.offset + offset_in_piece(table, find_piece(table, at.in_group), at.in_group);
+}
+
+// Rows of 32 words a warp walks in one span where a block-list kernel moves its words in
+// spans (move_spans in kernels.cuh): each lane's words lie 32 words apart.
+constexpr int kBlockListRowsPerSpan = 16;
+
+// Pieces a lookup with a cursor steps on at most before it searches the table.
+constexpr int kCursorSteps = 3;
+
+// The same as block_list_offset for a caller that moves forward through the packed stream in
+// steps of a piece or two (a lane walking its span): the search for the piece starts at
+// *cursor, the piece of the caller's previous byte (npieces before the first), and *cursor
+// becomes the piece found. A step back (into the next group or element) or one past more than
+// kCursorSteps pieces searches the table as block_list_offset does.
+template <typename Index>
+GDDT_HOST_DEVICE std::int64_t block_list_offset(const BlockListArgs<Index>& a, const PieceTable& table,
+                                                Index position, std::uint32_t* cursor) {
+  const GroupPosition at = group_position(a, position);
+  std::uint32_t piece = *cursor;
+  bool found = false;
+  if (piece < table.npieces && static_cast<std::uint64_t>(table.piece_begin[piece]) <= at.in_group) {
+    // piece_begin has npieces + 1 entries, the last the group's size, so piece + 1 is in range.
+    for (int step = 0; step <= kCursorSteps; ++step) {
+      if (static_cast<std::uint64_t>(table.piece_begin[piece + 1]) > at.in_group) {
+        found = true;
+        break;
+      }
+      ++piece;
+    }
+  }
+  if (!found) piece = find_piece(table, at.in_group);
+  *cursor = piece;
+  return at.offset + offset_in_piece(table, piece, at.in_group);
 }
 
 }  // namespace gddt::pack::cuda_impl

@@ -19,9 +19,6 @@ namespace {
 
 using namespace cuda_impl;
 
-// Resident blocks per multiprocessor the grid is sized for; the kernels loop over the rest.
-constexpr int kBlocksPerMultiprocessor = 8;
-
 int multiprocessors(int device) {
   constexpr int kCachedDevices = 64;
   static std::atomic<int> cached[kCachedDevices];
@@ -39,22 +36,64 @@ int multiprocessors(int device) {
   return count;
 }
 
-// Sets how many words each thread moves per tile and returns the grid: full tiles where the
-// window fills every multiprocessor with them, else tiles small enough for one thread block
-// per multiprocessor, since a small window's time is the latency of each thread's chain of
-// offset arithmetic and loads, not bandwidth.
-template <int kMostPerThread, typename Index>
-unsigned fit_grid(WindowWords<Index>* words) {
+// Thread blocks of `kernel` with `shared_bytes` of dynamic shared memory that one
+// multiprocessor of `device` holds at once, asked of the runtime once per kernel, device and
+// 2 KiB class of shared memory (rounded up, so the answer never overstates).
+template <typename Kernel>
+int resident_blocks(Kernel* kernel, int device, std::size_t shared_bytes) {
+  constexpr std::size_t kSharedClass = 2 << 10;
+  const std::size_t shared = (shared_bytes + kSharedClass - 1) / kSharedClass * kSharedClass;
+  struct Known {
+    const void* kernel;
+    int device;
+    std::size_t shared;
+    int blocks;
+  };
+  static std::mutex mutex;
+  static std::vector<Known> known;
+  const auto* key = reinterpret_cast<const void*>(kernel);
+  std::lock_guard<std::mutex> lock(mutex);
+  for (const Known& k : known) {
+    if (k.kernel == key && k.device == device && k.shared == shared) return k.blocks;
+  }
+  int blocks = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kThreadsPerBlock, shared) != cudaSuccess ||
+      blocks <= 0) {
+    cudaGetLastError();
+    blocks = 1;
+  }
+  known.push_back({key, device, shared, blocks});
+  return blocks;
+}
+
+// Waves of thread blocks a large window's grid has: whole waves, since with a partial one
+// some multiprocessors sit idle while it runs (grids of 1.2 and 1.6 waves of a block-list
+// pack took 1.32x and 1.06x the time of one wave at 256 MiB on an H200), and two rather than
+// one, which evens out multiprocessors that finish their share sooner (1.01-1.07x faster;
+// performance.md).
+constexpr std::uint64_t kWaves = 2;
+
+// Sets how many words each thread moves per tile and returns the grid for `kernel`: kWaves
+// full waves of blocks, which loop over the tiles, for a window that fills them with full
+// tiles; for a smaller one, tiles small enough to spread over that many blocks, since its time
+// is the latency of each thread's chain of offset arithmetic and loads, not bandwidth. A
+// multiprocessor that the resident kernel holds is left out.
+template <int kMostPerThread, typename Index, typename Kernel>
+unsigned fit_grid(WindowWords<Index>* words, Kernel* kernel, std::size_t shared_bytes) {
   const std::uint64_t whole = words->word_end > words->word_begin ? words->word_end - words->word_begin : 0;
-  const auto multiprocessor_count = static_cast<std::uint64_t>(multiprocessors(gpu::current_device()));
-  const std::uint64_t spread = (whole + multiprocessor_count * kThreadsPerBlock - 1) /
-                               (multiprocessor_count * kThreadsPerBlock);
+  const int device = gpu::current_device();
+  const auto usable = static_cast<std::uint64_t>(
+      std::max(1, multiprocessors(device) - (resident_kernel_running(device) ? 1 : 0)));
+  std::uint64_t blocks = usable;
+  if (whole > usable * kThreadsPerBlock) {
+    blocks *= kWaves * static_cast<std::uint64_t>(resident_blocks(kernel, device, shared_bytes));
+  }
+  const std::uint64_t spread = (whole + blocks * kThreadsPerBlock - 1) / (blocks * kThreadsPerBlock);
   words->words_per_thread =
       static_cast<int>(std::clamp<std::uint64_t>(spread, 1, static_cast<std::uint64_t>(kMostPerThread)));
   const std::uint64_t tile = std::uint64_t{kThreadsPerBlock} * static_cast<std::uint64_t>(words->words_per_thread);
   const std::uint64_t tiles = (whole + tile - 1) / tile;
-  const std::uint64_t limit = multiprocessor_count * kBlocksPerMultiprocessor;
-  return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min(tiles, limit)));
+  return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min(tiles, blocks)));
 }
 
 // ---- compile-time dispatch -------------------------------------------------------------------
@@ -86,9 +125,10 @@ Status launch_strided(const StridedPlan& plan, const void* typed, const void* pa
     return with_index(plan.words.largest_operand, [&](auto index) {
       using Index = typename decltype(index)::type;
       StridedArgs<Index> args = strided_args<Index>(plan, typed, packed);
-      const unsigned grid = fit_grid<kWordsPerThread<W>>(&args.window);
       return with_dims(plan.ndims, [&](auto dims) {
-        strided_kernel<W, decltype(dims)::value, kUnpack, Index><<<grid, kThreadsPerBlock, 0, stream>>>(args);
+        auto* kernel = strided_kernel<W, decltype(dims)::value, kUnpack, Index>;
+        const unsigned grid = fit_grid<kWordsPerThread<W>>(&args.window, kernel, 0);
+        kernel<<<grid, kThreadsPerBlock, 0, stream>>>(args);
         return gpu::check_last_error(kUnpack ? "strided unpack kernel launch" : "strided pack kernel launch");
       });
     });
@@ -103,8 +143,11 @@ Status launch_block_list(const BlockListPlan& plan, const PieceTable& table, con
     return with_index(plan.words.largest_operand, [&](auto index) {
       using Index = typename decltype(index)::type;
       BlockListArgs<Index> args = block_list_args<Index>(plan, table, typed, packed);
-      const unsigned grid = fit_grid<kBlockListWordsPerThread<W, kUnpack>>(&args.window);
-      block_list_kernel<W, kUnpack, Index><<<grid, kThreadsPerBlock, shared_table_bytes(table), stream>>>(args);
+      const unsigned shared = shared_table_bytes(table);
+      auto* kernel = shared != 0 ? block_list_kernel<W, kUnpack, true, Index> : block_list_kernel<W, kUnpack, false, Index>;
+      const unsigned grid =
+          fit_grid<kBlockListSpans<kUnpack> ? kBlockListRowsPerSpan : kBlockListWordsPerThread>(&args.window, kernel, shared);
+      kernel<<<grid, kThreadsPerBlock, shared, stream>>>(args);
       return gpu::check_last_error(kUnpack ? "block-list unpack kernel launch" : "block-list pack kernel launch");
     });
   });

@@ -6,6 +6,7 @@
 
 #include <type_traits>
 
+
 #include "pack/cuda/addressing.hpp"
 
 namespace gddt::pack::cuda_impl {
@@ -55,12 +56,11 @@ decltype(auto) with_width(int width, Fn&& fn) {
 template <int W>
 constexpr int kWordsPerThread = W >= 8 ? 64 / W : 8;
 
-// Block-list packs keep at most four words in flight: their lookups hold many values per word,
-// and with eight a thread needs 80 registers, leaving room for 3 resident blocks of 256 threads
-// per multiprocessor instead of 5 (at 48): 1.16-1.29x faster at 256 MiB on an H200.
-// Unpacks keep eight, which measured 5-7% faster for them (performance.md).
-template <int W, bool kUnpack>
-constexpr int kBlockListWordsPerThread = kUnpack || kWordsPerThread<W> < 4 ? kWordsPerThread<W> : 4;
+// Block-list kernels keep four words in flight per thread: their lookups hold many values per
+// word, and with eight an 8-byte pack needs 80 registers, leaving room for 3 resident blocks
+// of 256 threads per multiprocessor instead of 5 (at 48): 1.16-1.29x faster at 256 MiB on an
+// H200 (performance.md).
+constexpr int kBlockListWordsPerThread = 4;
 
 // How move_words reads. A kernel launched after the data was written may read through L1; the
 // resident kernel (resident.cu) outlives many writes to the same buffers, and its L1 may still
@@ -76,45 +76,60 @@ __device__ __forceinline__ T read(const T* at) {
   }
 }
 
-// Moves every word of the window: whole words as single W-byte accesses, each thread loading
-// its words before storing any; then the partial words at the window's ends, bytewise.
-// `typed_offset(word)` is the typed byte offset of a word. Blocks have kThreads threads.
+// Moves up to kUnroll whole words per thread, the u-th at word_at(u) for u < rows, as single
+// W-byte accesses: each thread loads all of its words before it stores any, so their latencies
+// overlap. `typed_offset(word)` is the typed byte offset of a word, asked in order of u.
+template <int W, int kUnroll, bool kUnpack, Reads kReads, typename Index, typename WordAt, typename TypedOffset>
+__device__ __forceinline__ void move_batch(const WindowWords<Index>& a, int rows, WordAt word_at,
+                                           TypedOffset typed_offset) {
+  using Word = typename WordOf<W>::type;
+  Word value[kUnroll];
+  Word* destination[kUnroll];
+  GDDT_UNROLL
+  for (int u = 0; u < kUnroll; ++u) {
+    const Index word = word_at(u);
+    destination[u] = nullptr;
+    if (u < rows && word < a.word_end) {
+      auto* typed = reinterpret_cast<Word*>(a.typed + typed_offset(word));
+      auto* packed = reinterpret_cast<Word*>(a.packed + (static_cast<std::int64_t>(word) * W - a.packed_shift));
+      value[u] = read<kReads>(kUnpack ? packed : typed);
+      destination[u] = kUnpack ? typed : packed;
+    }
+  }
+  GDDT_UNROLL
+  for (int u = 0; u < kUnroll; ++u) {
+    if (destination[u] != nullptr) *destination[u] = value[u];
+  }
+}
+
+// Moves the bytes of the words at the window's ends that it covers only in part.
+template <int W, bool kUnpack, Reads kReads, typename Index, typename TypedOffset>
+__device__ __forceinline__ void move_partial_words(const WindowWords<Index>& a, TypedOffset typed_offset) {
+  if (blockIdx.x != 0 || static_cast<int>(threadIdx.x) >= a.npartial) return;
+  const PartialWord<Index> part = threadIdx.x == 0 ? a.partial[0] : a.partial[1];
+  char* typed = a.typed + typed_offset(part.word);
+  char* packed = a.packed + (static_cast<std::int64_t>(part.word) * W - a.packed_shift);
+  for (std::uint32_t b = part.first_byte; b < part.end_byte; ++b) {
+    if (kUnpack) {
+      typed[b] = read<kReads>(packed + b);
+    } else {
+      packed[b] = read<kReads>(typed + b);
+    }
+  }
+}
+
+// Moves every word of the window in tiles of kThreads x words_per_thread words, the threads
+// of a block taking consecutive words (blocks have kThreads threads).
 template <int W, int kUnroll, bool kUnpack, int kThreads, Reads kReads, typename Index, typename TypedOffset>
 __device__ __forceinline__ void move_words(const WindowWords<Index>& a, TypedOffset typed_offset) {
-  using Word = typename WordOf<W>::type;
   const Index tile_words = static_cast<Index>(kThreads) * a.words_per_thread;
   const Index stride = static_cast<Index>(gridDim.x) * tile_words;
   for (Index tile = a.word_begin + static_cast<Index>(blockIdx.x) * tile_words; tile < a.word_end; tile += stride) {
-    Word value[kUnroll];
-    Word* destination[kUnroll];
-    GDDT_UNROLL
-    for (int u = 0; u < kUnroll; ++u) {
-      const Index word = tile + threadIdx.x + static_cast<Index>(u) * kThreads;
-      destination[u] = nullptr;
-      if (u < a.words_per_thread && word < a.word_end) {
-        auto* typed = reinterpret_cast<Word*>(a.typed + typed_offset(word));
-        auto* packed = reinterpret_cast<Word*>(a.packed + (static_cast<std::int64_t>(word) * W - a.packed_shift));
-        value[u] = read<kReads>(kUnpack ? packed : typed);
-        destination[u] = kUnpack ? typed : packed;
-      }
-    }
-    GDDT_UNROLL
-    for (int u = 0; u < kUnroll; ++u) {
-      if (destination[u] != nullptr) *destination[u] = value[u];
-    }
+    move_batch<W, kUnroll, kUnpack, kReads>(
+        a, a.words_per_thread, [&](int u) { return tile + threadIdx.x + static_cast<Index>(u) * kThreads; },
+        typed_offset);
   }
-  if (blockIdx.x == 0 && static_cast<int>(threadIdx.x) < a.npartial) {
-    const PartialWord<Index> part = threadIdx.x == 0 ? a.partial[0] : a.partial[1];
-    char* typed = a.typed + typed_offset(part.word);
-    char* packed = a.packed + (static_cast<std::int64_t>(part.word) * W - a.packed_shift);
-    for (std::uint32_t b = part.first_byte; b < part.end_byte; ++b) {
-      if (kUnpack) {
-        typed[b] = read<kReads>(packed + b);
-      } else {
-        packed[b] = read<kReads>(typed + b);
-      }
-    }
-  }
+  move_partial_words<W, kUnpack, kReads>(a, typed_offset);
 }
 
 template <int W, int kDims, bool kUnpack, typename Index>
@@ -140,13 +155,62 @@ __device__ __forceinline__ PieceTable table_in_shared(const PieceTable& table, u
   return table.moved_to(shared);
 }
 
+// Moves every word of a block-list window in spans of words_per_thread rows of 32 words, one
+// span per warp at a time, each lane finding its words' pieces with a cursor (a lane's next
+// word is 32 words on, a piece or two, so it rarely searches the table). Unpacks move in this
+// order: 1.07-1.18x faster than in tiles at 256 MiB on an H200, presumably because each warp
+// then writes the typed buffer front to back. Packs move in tiles: in spans, narrow words were
+// 1.08-1.14x slower and 8-byte words no faster (performance.md).
+template <int W, int kUnroll, bool kUnpack, int kThreads, typename Index>
+__device__ __forceinline__ void move_spans(const BlockListArgs<Index>& a, const PieceTable& table) {
+  constexpr int kWarpsPerBlock = kThreads / 32;
+  const WindowWords<Index>& window = a.window;
+  const Index lane = threadIdx.x % 32;
+  const Index span_words = Index{32} * static_cast<Index>(window.words_per_thread);
+  const Index stride = static_cast<Index>(gridDim.x) * kWarpsPerBlock * span_words;
+  const Index first_warp = static_cast<Index>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
+  for (Index span = window.word_begin + first_warp * span_words; span < window.word_end; span += stride) {
+    std::uint32_t cursor = table.npieces;
+    for (int row = 0; row < window.words_per_thread; row += kUnroll) {
+      move_batch<W, kUnroll, kUnpack, Reads::kCached>(
+          window, window.words_per_thread - row,
+          [&](int u) { return span + static_cast<Index>(row + u) * 32 + lane; },
+          [&](Index word) { return block_list_offset(a, table, static_cast<Index>(word * W), &cursor); });
+    }
+  }
+  move_partial_words<W, kUnpack, Reads::kCached>(
+      window, [&](Index word) { return block_list_offset(a, table, static_cast<Index>(word * W)); });
+}
+
+// Whether a block-list kernel moves its words in spans (move_spans) or in tiles (move_words).
+template <bool kUnpack>
+constexpr bool kBlockListSpans = kUnpack;
+
+// Resident blocks per multiprocessor asked of the compiler for block-list kernels (0: none).
+// Five holds them to 48 registers, where they otherwise take 56-58; not asked where that
+// spills: 16-byte words, 64-bit indices and 8-byte words moved in spans (which fit 48 unasked).
 template <int W, bool kUnpack, typename Index>
-__global__ void __launch_bounds__(kThreadsPerBlock) block_list_kernel(const __grid_constant__ BlockListArgs<Index> a) {
-  extern __shared__ uint4 shared_table[];
+constexpr int kBlockListMinBlocks =
+    sizeof(Index) == 4 && (W <= 4 || (W == 8 && !kBlockListSpans<kUnpack>)) ? 5 : 0;
+
+// kTableInShared: the launch provides shared_table_bytes(a.table) of dynamic shared memory and
+// the table is read from a copy there. A kernel of its own for that case lets the compiler
+// address the copy as shared memory (a pointer that may point to either is read with slower
+// generic loads) and needs fewer registers.
+template <int W, bool kUnpack, bool kTableInShared, typename Index>
+__global__ void __launch_bounds__(kThreadsPerBlock, kBlockListMinBlocks<W, kUnpack, Index>)
+    block_list_kernel(const __grid_constant__ BlockListArgs<Index> a) {
   PieceTable table = a.table;
-  if (shared_table_bytes(table) != 0) table = table_in_shared<kThreadsPerBlock, Reads::kCached>(table, shared_table);
-  move_words<W, kBlockListWordsPerThread<W, kUnpack>, kUnpack, kThreadsPerBlock, Reads::kCached>(
-      a.window, [&a, &table](Index word) { return block_list_offset(a, table, static_cast<Index>(word * W)); });
+  if constexpr (kTableInShared) {
+    extern __shared__ uint4 shared_table[];
+    table = table_in_shared<kThreadsPerBlock, Reads::kCached>(a.table, shared_table);
+  }
+  if constexpr (kBlockListSpans<kUnpack>) {
+    move_spans<W, kBlockListWordsPerThread, kUnpack, kThreadsPerBlock>(a, table);
+  } else {
+    move_words<W, kBlockListWordsPerThread, kUnpack, kThreadsPerBlock, Reads::kCached>(
+        a.window, [&a, &table](Index word) { return block_list_offset(a, table, static_cast<Index>(word * W)); });
+  }
 }
 
 }  // namespace gddt::pack::cuda_impl

@@ -124,7 +124,7 @@ __device__ void run_width(const Job& job, uint4* shared_table) {
   } else {
     const auto& a = *reinterpret_cast<const BlockListArgs<std::uint32_t>*>(job.args);
     const PieceTable table = table_in_shared<kResidentThreads, Reads::kFetchAgain>(a.table, shared_table);
-    move_words<W, kBlockListWordsPerThread<W, kUnpack>, kUnpack, kResidentThreads, Reads::kFetchAgain>(
+    move_words<W, kBlockListWordsPerThread, kUnpack, kResidentThreads, Reads::kFetchAgain>(
         a.window, [&a, &table](std::uint32_t word) { return block_list_offset(a, table, word * W); });
   }
 }
@@ -305,18 +305,15 @@ Status wait(DeviceRing& r, std::uint64_t ticket, const gpu::WhileWaiting& meanwh
 
 // The words each thread moves per tile, as the kernel unrolls them for this job: all of them,
 // since one block has the whole window to itself.
-int words_per_thread(JobKind kind, int width, bool unpack) {
-  return with_width(width, [&](auto w) {
-    constexpr int W = decltype(w)::value;
-    if (kind == JobKind::kStrided) return kWordsPerThread<W>;
-    return unpack ? kBlockListWordsPerThread<W, true> : kBlockListWordsPerThread<W, false>;
-  });
+int words_per_thread(JobKind kind, int width) {
+  if (kind == JobKind::kBlockList) return kBlockListWordsPerThread;
+  return with_width(width, [](auto w) { return kWordsPerThread<decltype(w)::value>; });
 }
 
 template <typename Args>
 Status run_job(JobKind kind, int width, bool unpack, Args args, Ordering ordering, const gpu::WhileWaiting& meanwhile,
                bool* served) {
-  args.window.words_per_thread = words_per_thread(kind, width, unpack);
+  args.window.words_per_thread = words_per_thread(kind, width);
   static_assert(sizeof(Args) <= sizeof(Job::args), "job arguments fit a ring slot");
   Job job{};
   job.kind = kind;
@@ -347,6 +344,14 @@ Status run_resident(bool unpack, const BlockListPlan& plan, const PieceTable& ta
   if (!fits_narrow_index(plan.words.largest_operand) || shared_table_bytes(table) == 0) return GDDT_OK;
   const BlockListArgs<std::uint32_t> args = block_list_args<std::uint32_t>(plan, table, typed, packed);
   return run_job(JobKind::kBlockList, plan.words.width, unpack, args, ordering, meanwhile, served);
+}
+
+bool resident_kernel_running(int device) {
+  if (device < 0 || device >= kMostDevices) return false;
+  DeviceRing& r = rings[device];
+  std::unique_lock<std::mutex> lock(r.mutex, std::try_to_lock);
+  if (!lock.owns_lock()) return true;  // a caller is posting or waiting for a job
+  return r.ring != nullptr && load_acquire(&r.ring->running) != 0;
 }
 
 void stop_resident() {

@@ -22,6 +22,10 @@ Status run_resident(bool unpack, const StridedPlan& plan, const void* typed, con
 Status run_resident(bool unpack, const BlockListPlan& plan, const PieceTable& table, const void* typed,
                     const void* packed, Ordering ordering, const gpu::WhileWaiting& meanwhile, bool* served);
 
+// Whether the resident kernel of `device` may be running now and so holds one multiprocessor
+// (a guess: it may exit or start at any moment).
+bool resident_kernel_running(int device);
+
 // Asks every resident kernel to exit, waits for it and frees its ring.
 void stop_resident();
 
