@@ -304,6 +304,52 @@ TEST_F(CudaPack, EachCallIsOneLaunch) {
   }
 }
 
+// A block list whose piece table is larger than a kernel copies into shared memory (16 KiB),
+// so the kernels read it from global memory: whole streams and windows with partial words,
+// packed and unpacked, with the rest of both buffers poisoned and checked untouched.
+TEST_F(CudaPack, BlockListWithItsTableInGlobalMemory) {
+  std::mt19937_64 rng(testing::test_seed() + 8);
+  std::vector<type::Layout> pieces;
+  std::int64_t at = 0;
+  for (int i = 0; i < 1500; ++i) {
+    const std::int64_t bytes = 8 * (1 + static_cast<std::int64_t>(rng() % 24));
+    pieces.push_back(type::make_shifted(type::make_block(bytes), at));
+    at += bytes + 8 * (1 + static_cast<std::int64_t>(rng() % 8));
+  }
+  type::Layout list;
+  ASSERT_EQ(type::make_concat(pieces, &list), GDDT_OK);
+  ASSERT_GT(pack::cuda_impl::build_piece_table(list).bytes(), std::size_t{16} << 10) << "the table must not fit";
+  const std::int64_t count = 40;
+  const testing::Span span = testing::typed_span(list, count);
+  ASSERT_EQ(span.lb, 0);
+  const std::int64_t stream_bytes = list.size * count;
+  Buffer typed(Memory::kDevice, static_cast<std::size_t>(span.bytes)), packed(Memory::kDevice, stream_bytes + 64);
+  std::vector<char> typed_host(static_cast<std::size_t>(span.bytes)), packed_host(static_cast<std::size_t>(stream_bytes) + 64);
+  testing::fill_random(&typed_host, &rng);
+  testing::fill_random(&packed_host, &rng);
+  const std::vector<std::pair<std::int64_t, std::int64_t>> windows = {
+      {0, stream_bytes}, {3, 1 << 20}, {stream_bytes / 3 + 5, stream_bytes / 2 - 11}, {stream_bytes - 4099, 4099}};
+  for (const auto& [offset, length] : windows) {
+    const pack::Window w{&list, count, offset, length};
+    CUDA_ASSERT(cudaMemcpy(typed.data, typed_host.data(), typed_host.size(), cudaMemcpyDefault));
+    CUDA_ASSERT(cudaMemset(packed.data, 0x5a, packed.bytes));
+    ASSERT_EQ(pack::cuda_backend().pack(w, typed.data, packed.data, stream_), GDDT_OK);
+    CUDA_ASSERT(cudaStreamSynchronize(stream_));
+    std::vector<char> got(packed.bytes), expected(packed.bytes, 0x5a);
+    CUDA_ASSERT(cudaMemcpy(got.data(), packed.data, got.size(), cudaMemcpyDefault));
+    testing::reference_move<true>(w, typed_host.data(), expected.data());
+    EXPECT_TRUE(got == expected) << "pack of [" << offset << "+" << length << ")";
+
+    CUDA_ASSERT(cudaMemcpy(packed.data, packed_host.data(), packed_host.size(), cudaMemcpyDefault));
+    ASSERT_EQ(pack::cuda_backend().unpack(w, typed.data, packed.data, stream_), GDDT_OK);
+    CUDA_ASSERT(cudaStreamSynchronize(stream_));
+    std::vector<char> unpacked(typed_host.size()), expected_typed = typed_host;
+    CUDA_ASSERT(cudaMemcpy(unpacked.data(), typed.data, unpacked.size(), cudaMemcpyDefault));
+    testing::reference_move<false>(w, expected_typed.data(), packed_host.data());
+    EXPECT_TRUE(unpacked == expected_typed) << "unpack of [" << offset << "+" << length << ")";
+  }
+}
+
 // Packs a window whose positions pass 2^31, so the 64-bit index arithmetic runs; the typed
 // pointer is placed so that only the touched bytes need memory.
 void check_far_window(const type::Layout& layout, std::int64_t offset, std::int64_t length, std::int64_t touched_lb,
