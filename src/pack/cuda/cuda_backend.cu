@@ -68,10 +68,10 @@ int resident_blocks(Kernel* kernel, int device, std::size_t shared_bytes) {
 
 // Waves of thread blocks a large window's grid has: whole waves, since with a partial one
 // some multiprocessors sit idle while it runs (grids of 1.2 and 1.6 waves of a block-list
-// pack took 1.32x and 1.06x the time of one wave at 256 MiB on an H200), and two rather than
-// one, which evens out multiprocessors that finish their share sooner (1.01-1.07x faster;
-// performance.md).
-constexpr std::uint64_t kWaves = 2;
+// pack took 1.32x and 1.06x the time of one wave at 256 MiB on an H200), and several, which
+// evens out multiprocessors that finish their share sooner: four were 1.00-1.05x faster than
+// two for block lists and faces, two 1.01-1.07x faster than one (performance.md).
+constexpr std::uint64_t kWaves = 4;
 
 // Sets how many words each thread moves per tile and returns the grid for `kernel`: kWaves
 // full waves of blocks, which loop over the tiles, for a window that fills them with full
