@@ -6,7 +6,6 @@
 
 #include <type_traits>
 
-
 #include "pack/cuda/addressing.hpp"
 
 namespace gddt::pack::cuda_impl {
