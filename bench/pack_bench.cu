@@ -273,9 +273,11 @@ Case struct_case(std::int64_t packed) {
   return c;
 }
 
+// Every power of two from 4 KiB to 64 KiB, where small-message thresholds lie, then every
+// 16th up to 256 MiB.
 std::vector<std::int64_t> packed_sizes(const Options& o) {
   std::vector<std::int64_t> sizes;
-  for (std::int64_t s = 4 << 10; s <= (std::int64_t{256} << 20); s *= 16) {
+  for (std::int64_t s = 4 << 10; s <= (std::int64_t{256} << 20); s *= s < (64 << 10) ? 2 : 16) {
     if (s >= o.min_bytes && s <= o.max_bytes) sizes.push_back(s);
   }
   return sizes;
