@@ -178,8 +178,9 @@ class CudaPack : public ::testing::Test {
   }
 
   // Random cases through the resident kernel; nearly all must be served by it (it declines only
-  // windows inside one block, piece tables beyond shared memory and 64-bit indices), and each
-  // served window is one job.
+  // windows inside one block, piece tables beyond shared memory, 64-bit indices and the rare
+  // window touching more typed sectors than one block moves quickly), and each served window
+  // is one job.
   void run_resident(Memory typed_kind, Memory packed_kind, int cases, std::uint64_t seed_offset) {
     const pack::cuda_impl::ResidentCounts before = pack::cuda_impl::resident_counts();
     const auto [windows, declined] =
@@ -347,6 +348,35 @@ TEST_F(CudaPack, BlockListWithItsTableInGlobalMemory) {
     CUDA_ASSERT(cudaMemcpy(unpacked.data(), typed.data, unpacked.size(), cudaMemcpyDefault));
     testing::reference_move<false>(w, expected_typed.data(), packed_host.data());
     EXPECT_TRUE(unpacked == expected_typed) << "unpack of [" << offset << "+" << length << ")";
+  }
+}
+
+// The resident kernel's one block takes a 16 KiB window of every other 4-byte word, and leaves
+// one of a 4-byte word every 252 bytes (as an x face of a 3-D grid) to a launched grid, which
+// moves such scattered words sooner. What it takes must still be packed right.
+TEST_F(CudaPack, ResidentKernelLeavesScatteredWindowsToALaunch) {
+  std::mt19937_64 rng(testing::test_seed() + 9);
+  for (const std::int64_t stride : {8, 252}) {
+    type::Layout vector;
+    ASSERT_EQ(type::make_repeat(type::make_block(4), 4096, stride, &vector), GDDT_OK);
+    const pack::Window w{&vector, 1, 0, vector.size};
+    Buffer typed(Memory::kDevice, static_cast<std::size_t>(vector.extent)), packed(Memory::kDevice, vector.size);
+    std::vector<char> typed_host(static_cast<std::size_t>(vector.extent)), expected(static_cast<std::size_t>(vector.size));
+    testing::fill_random(&typed_host, &rng);
+    CUDA_ASSERT(cudaMemcpy(typed.data, typed_host.data(), typed_host.size(), cudaMemcpyDefault));
+    CUDA_ASSERT(cudaStreamSynchronize(cudaStreamLegacy));  // else the resident kernel declines
+    bool served = false;
+    ASSERT_EQ(pack::cuda_backend().pack_now(w, typed.data, packed.data, pack::Ordering::kCheckLegacyStream, {}, &served),
+              GDDT_OK);
+    EXPECT_EQ(served, stride == 8) << "4096 words every " << stride << " bytes";
+    if (!served) {
+      ASSERT_EQ(pack::cuda_backend().pack(w, typed.data, packed.data, stream_), GDDT_OK);
+      CUDA_ASSERT(cudaStreamSynchronize(stream_));
+    }
+    std::vector<char> got(expected.size());
+    CUDA_ASSERT(cudaMemcpy(got.data(), packed.data, got.size(), cudaMemcpyDefault));
+    testing::reference_move<true>(w, typed_host.data(), expected.data());
+    EXPECT_TRUE(got == expected) << "4096 words every " << stride << " bytes";
   }
 }
 

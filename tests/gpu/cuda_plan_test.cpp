@@ -214,6 +214,20 @@ TEST(CudaPlan, ChoosesTheWidestAlignedWord) {
   EXPECT_EQ(plan.strided.words.width, 2);
 }
 
+TEST(CudaPlan, TypedSectorsCountWordsOrSpan) {
+  // One 4-byte word every 252 bytes: every word is a sector of its own.
+  const type::Layout sparse = vector_layout(4096, 4, 252);
+  EXPECT_EQ(typed_sectors(Window{&sparse, 1, 0, 16 << 10}, 4), 4096u);
+  EXPECT_EQ(typed_sectors(Window{&sparse, 1, 0, 4 << 10}, 4), 1024u);
+  // Every other 4-byte word: eight words share a sector, so the span decides.
+  const type::Layout dense = vector_layout(4096, 4, 8);
+  EXPECT_NEAR(static_cast<double>(typed_sectors(Window{&dense, 1, 0, 16 << 10}, 4)), 1024.0, 1.0);
+  // Elements spread out by their extent count by it, not by their true span.
+  type::Layout spread = dense;
+  type::set_bounds(&spread, 0, 4 * dense.extent);
+  EXPECT_NEAR(static_cast<double>(typed_sectors(Window{&spread, 4, 0, 64 << 10}, 4)), 16384.0, 4.0);
+}
+
 TEST(CudaPlan, ContiguousWindowsAreCopies) {
   const type::Layout block = type::make_block(64);
   alignas(16) static char buffer[1 << 12];

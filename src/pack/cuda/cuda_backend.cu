@@ -245,10 +245,18 @@ Status move_window(const Window& w, const void* typed, const void* packed, gpu::
   return GDDT_ERR_INTERNAL;
 }
 
+// Typed sectors beyond which the resident kernel's one block is slower than a launched grid,
+// about four per thread: an x face of a 3-D grid (one 4-byte word every 252 bytes) took 47 us
+// one way at 16 KiB (4096 sectors) through the resident kernel against 31 us launched, while
+// vectors, block lists and structs of up to 16 KiB (about 1024 sectors) were 4-8 us quicker
+// through it (two H200s, performance.md).
+constexpr std::uint64_t kResidentMostSectors = 2048;
+
 // The resident kernel's version of move_window: the same plan, run by the kernel kept on the
 // device (resident.hpp) and waited for. A window inside one block is left to the copy engine,
 // whose copy completes sooner than a job of the resident kernel (8.0 against about 9 us on an
-// H200, the latter including the check of the legacy default stream).
+// H200, the latter including the check of the legacy default stream); one touching many
+// sectors, to a launch.
 template <bool kUnpack>
 Status move_now(const Window& w, const void* typed, const void* packed, Ordering ordering,
                 const gpu::WhileWaiting& meanwhile, bool* served) {
@@ -261,8 +269,10 @@ Status move_now(const Window& w, const void* typed, const void* packed, Ordering
     case WindowPlan::Kind::kCopy:
       return GDDT_OK;
     case WindowPlan::Kind::kStrided:
+      if (typed_sectors(w, plan.strided.words.width) > kResidentMostSectors) return GDDT_OK;
       return run_resident(kUnpack, plan.strided, typed, packed, ordering, meanwhile, served);
     case WindowPlan::Kind::kBlockList: {
+      if (typed_sectors(w, plan.block_list.words.width) > kResidentMostSectors) return GDDT_OK;
       const int device = gpu::current_device();
       gpu::Stream upload = nullptr;
       GDDT_CHECK(gpu::library_stream(device, &upload));

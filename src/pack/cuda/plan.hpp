@@ -334,4 +334,16 @@ inline WindowPlan plan_window(const Window& w, const void* typed, const void* pa
   return plan;
 }
 
+// About how many 32-byte sectors of typed memory a window of `width`-byte words touches: one
+// per word where words lie further apart than a sector, else the window's share of the typed
+// span (one element's true span, or its extent where that is larger).
+inline std::uint64_t typed_sectors(const Window& w, int width) {
+  const type::Layout& layout = *w.layout;
+  const auto length = static_cast<double>(w.length);
+  const double element_span = static_cast<double>(
+      std::max<std::int64_t>({layout.true_ub - layout.true_lb, layout.extent, -layout.extent, layout.size}));
+  const double footprint = length * element_span / static_cast<double>(std::max<std::int64_t>(layout.size, 1));
+  return static_cast<std::uint64_t>(std::min(length / width, footprint / 32 + 1));
+}
+
 }  // namespace gddt::pack::cuda_impl
