@@ -72,12 +72,17 @@ int resident_blocks(Kernel* kernel, int device, std::size_t shared_bytes) {
 // evens out multiprocessors that finish their share sooner: four were 1.00-1.05x faster than
 // two for block lists and faces, two 1.01-1.07x faster than one (performance.md).
 constexpr std::uint64_t kWaves = 4;
+// Twice as many waves where each block of kWaves would otherwise loop over more than this many
+// full tiles: at 256 MiB on an H200 that was 1.01-1.03x faster for packs and up to 1.09x for
+// unpacks, while at 16 MiB (fewer tiles a block) eight waves took up to 1.14x as long as four.
+constexpr std::uint64_t kMostTilesPerBlock = 4;
 
 // Sets how many words each thread moves per tile and returns the grid for `kernel`: kWaves
-// full waves of blocks, which loop over the tiles, for a window that fills them with full
-// tiles; for a smaller one, tiles small enough to spread over that many blocks, since its time
-// is the latency of each thread's chain of offset arithmetic and loads, not bandwidth. A
-// multiprocessor that the resident kernel holds is left out.
+// full waves of blocks (or twice that for very large windows), which loop over the tiles, for
+// a window that fills them with full tiles; for a smaller one, tiles small enough to spread
+// over that many blocks, since its time is the latency of each thread's chain of offset
+// arithmetic and loads, not bandwidth. A multiprocessor that the resident kernel holds is
+// left out.
 template <int kMostPerThread, typename Index, typename Kernel>
 unsigned fit_grid(WindowWords<Index>* words, Kernel* kernel, std::size_t shared_bytes) {
   const std::uint64_t whole = words->word_end > words->word_begin ? words->word_end - words->word_begin : 0;
@@ -86,7 +91,9 @@ unsigned fit_grid(WindowWords<Index>* words, Kernel* kernel, std::size_t shared_
       std::max(1, multiprocessors(device) - (resident_kernel_running(device) ? 1 : 0)));
   std::uint64_t blocks = usable;
   if (whole > usable * kThreadsPerBlock) {
-    blocks *= kWaves * static_cast<std::uint64_t>(resident_blocks(kernel, device, shared_bytes));
+    const std::uint64_t wave = usable * static_cast<std::uint64_t>(resident_blocks(kernel, device, shared_bytes));
+    const std::uint64_t full_tiles = whole / (std::uint64_t{kThreadsPerBlock} * kMostPerThread);
+    blocks = wave * (full_tiles > wave * kWaves * kMostTilesPerBlock ? 2 * kWaves : kWaves);
   }
   const std::uint64_t spread = (whole + blocks * kThreadsPerBlock - 1) / (blocks * kThreadsPerBlock);
   words->words_per_thread =
