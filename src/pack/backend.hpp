@@ -35,6 +35,17 @@ inline bool resident_may_take(std::int64_t length) {
   return settings.resident != "off" && static_cast<std::uint64_t>(length) <= settings.resident_max;
 }
 
+// Windows one launch of the CUDA backend's pack_set or unpack_set moves at most.
+constexpr int kSetMost = 8;
+
+// One window of several that a backend moves in one call (pack_set, unpack_set). The typed
+// side is read by packs and written by unpacks; the packed side the reverse.
+struct WindowMove {
+  Window window;
+  const void* typed = nullptr;
+  const void* packed = nullptr;
+};
+
 struct Backend {
   const char* name;
   // Copies window bytes from `typed` into `packed` (packed receives exactly length bytes).
@@ -54,6 +65,11 @@ struct Backend {
   // Stops what pack_now and unpack_now keep running (at MPI_Finalize); a later call starts it
   // again.
   void (*stop)();
+  // Optional (null where a backend has none; callers then move the windows one by one): the
+  // moves of `count` windows queued on `stream` like pack and unpack, in as few launches as
+  // the backend can. The windows' buffers must not overlap where one of them is written.
+  Status (*pack_set)(const WindowMove* moves, int count, gpu::Stream stream);
+  Status (*unpack_set)(const WindowMove* moves, int count, gpu::Stream stream);
 };
 
 // Synchronous, on the calling thread; `stream` is ignored.

@@ -1,5 +1,7 @@
 #include "protocol/message.hpp"
 
+#include <vector>
+
 #include "core/config.hpp"
 #include "protocol/transfer.hpp"
 
@@ -101,6 +103,43 @@ Status queue_pack(const Message& message, const Staging& staging, gpu::Stream* s
   if (way == Way::kDevice || way == Way::kZeroCopy) GDDT_CHECK(message_stream(message, staging, stream));
   return pack(whole(message, bytes), message.buffer, message.kind, staging.data(), staging.kind(), *stream, way,
               meanwhile);
+}
+
+bool moves_in_one_launch(const Message& message, const Staging& staging, std::int64_t bytes) {
+  const Way way = way_for(message.kind, staging.kind(), bytes);
+  return way == Way::kDevice || way == Way::kZeroCopy;
+}
+
+namespace {
+
+template <bool kPacking>
+Status queue_set(const MessageMove* moves, int count, gpu::Stream stream) {
+  if (count <= 0) return GDDT_OK;
+  const Message& first = *moves[0].message;
+  gpu::DeviceGuard guard(first.kind.is_device() ? first.kind.device : moves[0].staging->kind().device);
+  std::vector<pack::WindowMove> windows;
+  windows.reserve(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    windows.push_back({whole(*moves[i].message, moves[i].bytes), moves[i].message->buffer, moves[i].staging->data()});
+  }
+  const pack::Backend& cuda = pack::cuda_backend();
+  const auto set = kPacking ? cuda.pack_set : cuda.unpack_set;
+  if (set != nullptr) return set(windows.data(), count, stream);
+  for (const pack::WindowMove& w : windows) {
+    GDDT_CHECK(kPacking ? cuda.pack(w.window, w.typed, const_cast<void*>(w.packed), stream)
+                        : cuda.unpack(w.window, const_cast<void*>(w.typed), w.packed, stream));
+  }
+  return GDDT_OK;
+}
+
+}  // namespace
+
+Status queue_packs(const MessageMove* moves, int count, gpu::Stream stream) {
+  return queue_set<true>(moves, count, stream);
+}
+
+Status queue_unpacks(const MessageMove* moves, int count, gpu::Stream stream) {
+  return queue_set<false>(moves, count, stream);
 }
 
 Status unpack_message(const Message& message, const Staging& staging, std::int64_t received, gpu::Stream stream,

@@ -74,6 +74,23 @@ Status pack_message(const Message& message, const Staging& staging, const gpu::W
 // return (*stream null).
 Status queue_pack(const Message& message, const Staging& staging, gpu::Stream* stream,
                   const gpu::WhileWaiting& meanwhile);
+// Whether packing `bytes` of `message` into `staging`, or unpacking them, is one launch queued
+// on message_stream(), which messages on the same stream can share (queue_packs, queue_unpacks).
+bool moves_in_one_launch(const Message& message, const Staging& staging, std::int64_t bytes);
+
+// One message of several packed or unpacked together: its first `bytes` packed bytes.
+struct MessageMove {
+  const Message* message = nullptr;
+  const Staging* staging = nullptr;
+  std::int64_t bytes = 0;
+};
+
+// Queues the packs (unpacks) of `count` messages for which moves_in_one_launch holds, all with
+// `stream` as their message_stream(), in as few launches as the backend can; the bytes are in
+// place once the stream has done them.
+Status queue_packs(const MessageMove* moves, int count, gpu::Stream stream);
+Status queue_unpacks(const MessageMove* moves, int count, gpu::Stream stream);
+
 // Unpacks the first `received` packed bytes from `staging` into the message's buffer. With a
 // null `stream` it returns when they are in place, doing `meanwhile` while it waits; otherwise
 // the work may still be running on `stream` (from message_stream), and staging must live

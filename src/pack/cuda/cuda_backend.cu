@@ -160,6 +160,78 @@ Status launch_block_list(const BlockListPlan& plan, const PieceTable& table, con
   });
 }
 
+// ---- sets of windows in one launch ----------------------------------------------------------
+
+// What picks a set kernel: the shape, the word width, and the unrolled word dimensions of a
+// strided shape or whether a block list's table goes to shared memory. Sets use 32-bit
+// indices only; windows needing wider ones are launched alone.
+struct SetKey {
+  WindowPlan::Kind kind = WindowPlan::Kind::kCopy;
+  int width = 0;
+  int variant = 0;
+  bool operator==(const SetKey& other) const {
+    return kind == other.kind && width == other.width && variant == other.variant;
+  }
+};
+
+// Kernel arguments beyond 4 KiB need a recent driver and toolkit; a set stays below that.
+static_assert(sizeof(WindowSet<StridedArgs<std::uint32_t>>) <= 4000 &&
+                  sizeof(WindowSet<BlockListArgs<std::uint32_t>>) <= 4000,
+              "a set's arguments fit the classic 4 KiB of kernel parameters");
+
+int dims_class(int ndims) { return ndims <= 2 ? 2 : ndims <= 4 ? 4 : kMaxWordDims; }
+
+// A window of a set, planned.
+struct SetMember {
+  const WindowMove* move = nullptr;
+  WindowPlan plan;
+  PieceTable table;  // block lists
+  SetKey key;
+};
+
+template <bool kUnpack>
+Status launch_strided_set(const SetMember* const* members, int count, cudaStream_t stream) {
+  const SetKey key = members[0]->key;
+  return with_width(key.width, [&](auto width) {
+    constexpr int W = decltype(width)::value;
+    return with_dims(key.variant, [&](auto dims) {
+      auto* kernel = strided_set_kernel<W, decltype(dims)::value, kUnpack, std::uint32_t>;
+      WindowSet<StridedArgs<std::uint32_t>> set;
+      unsigned grid = 1;
+      for (int i = 0; i < count; ++i) {
+        const WindowMove& move = *members[i]->move;
+        set.windows[i] = strided_args<std::uint32_t>(members[i]->plan.strided, move.typed, move.packed);
+        grid = std::max(grid, fit_grid<kWordsPerThread<W>>(&set.windows[i].window, kernel, 0));
+      }
+      kernel<<<dim3(grid, static_cast<unsigned>(count)), kThreadsPerBlock, 0, stream>>>(set);
+      return gpu::check_last_error(kUnpack ? "strided unpack set launch" : "strided pack set launch");
+    });
+  });
+}
+
+template <bool kUnpack>
+Status launch_block_list_set(const SetMember* const* members, int count, cudaStream_t stream) {
+  const SetKey key = members[0]->key;
+  return with_width(key.width, [&](auto width) {
+    constexpr int W = decltype(width)::value;
+    auto* kernel = key.variant != 0 ? block_list_set_kernel<W, kUnpack, true, std::uint32_t>
+                                    : block_list_set_kernel<W, kUnpack, false, std::uint32_t>;
+    WindowSet<BlockListArgs<std::uint32_t>> set;
+    unsigned shared = 0;
+    for (int i = 0; i < count; ++i) shared = std::max(shared, shared_table_bytes(members[i]->table));
+    unsigned grid = 1;
+    for (int i = 0; i < count; ++i) {
+      const WindowMove& move = *members[i]->move;
+      set.windows[i] = block_list_args<std::uint32_t>(members[i]->plan.block_list, members[i]->table, move.typed,
+                                                      move.packed);
+      grid = std::max(grid, fit_grid<kBlockListSpans<kUnpack> ? kBlockListRowsPerSpan : kBlockListWordsPerThread>(
+                                &set.windows[i].window, kernel, shared));
+    }
+    kernel<<<dim3(grid, static_cast<unsigned>(count)), kThreadsPerBlock, shared, stream>>>(set);
+    return gpu::check_last_error(kUnpack ? "block-list unpack set launch" : "block-list pack set launch");
+  });
+}
+
 // ---- per-layout device tables ------------------------------------------------------------------
 
 // Frees device memory, ignoring errors: at process exit the CUDA runtime may be torn down
@@ -252,6 +324,60 @@ Status move_window(const Window& w, const void* typed, const void* packed, gpu::
   return GDDT_ERR_INTERNAL;
 }
 
+// The windows of `moves` in as few launches as their kernels allow: windows sharing a set key
+// go kSetMost to a launch, the others (copies, 64-bit indices, a key of their own) one by one.
+template <bool kUnpack>
+Status move_set(const WindowMove* moves, int count, gpu::Stream user_stream) {
+  auto stream = static_cast<cudaStream_t>(user_stream);
+  std::vector<SetMember> members;
+  members.reserve(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    const WindowMove& move = moves[i];
+    GDDT_CHECK(check_window(move.window, move.typed, move.packed));
+    if (move.window.length == 0) continue;
+    SetMember member;
+    member.move = &move;
+    member.plan = plan_window(move.window, move.typed, move.packed);
+    const WordPlan* words = member.plan.kind == WindowPlan::Kind::kStrided    ? &member.plan.strided.words
+                            : member.plan.kind == WindowPlan::Kind::kBlockList ? &member.plan.block_list.words
+                                                                                : nullptr;
+    if (words == nullptr || !fits_narrow_index(words->largest_operand)) {
+      GDDT_CHECK(move_window<kUnpack>(move.window, move.typed, move.packed, user_stream));
+      continue;
+    }
+    member.key = SetKey{member.plan.kind, words->width, 0};
+    if (member.plan.kind == WindowPlan::Kind::kStrided) {
+      member.key.variant = dims_class(member.plan.strided.ndims);
+    } else {
+      GDDT_CHECK(device_piece_table(*move.window.layout, gpu::current_device(), stream, &member.table));
+      member.key.variant = shared_table_bytes(member.table) != 0 ? 1 : 0;
+    }
+    members.push_back(member);
+  }
+  std::vector<bool> launched(members.size(), false);
+  for (std::size_t first = 0; first < members.size(); ++first) {
+    if (launched[first]) continue;
+    const SetMember* set[kSetMost];
+    int size = 0;
+    for (std::size_t i = first; i < members.size() && size < kSetMost; ++i) {
+      if (launched[i] || !(members[i].key == members[first].key)) continue;
+      set[size++] = &members[i];
+      launched[i] = true;
+    }
+    const WindowMove& only = *set[0]->move;
+    if (size == 1) {
+      GDDT_CHECK(set[0]->key.kind == WindowPlan::Kind::kStrided
+                     ? launch_strided<kUnpack>(set[0]->plan.strided, only.typed, only.packed, stream)
+                     : launch_block_list<kUnpack>(set[0]->plan.block_list, set[0]->table, only.typed, only.packed,
+                                                  stream));
+    } else {
+      GDDT_CHECK(set[0]->key.kind == WindowPlan::Kind::kStrided ? launch_strided_set<kUnpack>(set, size, stream)
+                                                                 : launch_block_list_set<kUnpack>(set, size, stream));
+    }
+  }
+  return GDDT_OK;
+}
+
 // Typed sectors beyond which the resident kernel's one block is slower than a launched grid,
 // about four per thread: an x face of a 3-D grid (one 4-byte word every 252 bytes) took 47 us
 // one way at 16 KiB (4096 sectors) through the resident kernel against 31 us launched, while
@@ -309,10 +435,19 @@ Status cuda_unpack(const Window& window, void* typed, const void* packed, gpu::S
   return move_window<true>(window, typed, packed, stream);
 }
 
+Status cuda_pack_set(const WindowMove* moves, int count, gpu::Stream stream) {
+  return move_set<false>(moves, count, stream);
+}
+
+Status cuda_unpack_set(const WindowMove* moves, int count, gpu::Stream stream) {
+  return move_set<true>(moves, count, stream);
+}
+
 }  // namespace
 
 const Backend& cuda_backend() {
-  static const Backend backend{"cuda", cuda_pack, cuda_unpack, cuda_pack_now, cuda_unpack_now, stop_resident};
+  static const Backend backend{"cuda",        cuda_pack,     cuda_unpack,    cuda_pack_now, cuda_unpack_now,
+                               stop_resident, cuda_pack_set, cuda_unpack_set};
   return backend;
 }
 

@@ -6,6 +6,7 @@
 
 #include <type_traits>
 
+#include "pack/backend.hpp"
 #include "pack/cuda/addressing.hpp"
 
 namespace gddt::pack::cuda_impl {
@@ -132,9 +133,29 @@ __device__ __forceinline__ void move_words(const WindowWords<Index>& a, TypedOff
 }
 
 template <int W, int kDims, bool kUnpack, typename Index>
-__global__ void __launch_bounds__(kThreadsPerBlock) strided_kernel(const __grid_constant__ StridedArgs<Index> a) {
+__device__ __forceinline__ void move_strided(const StridedArgs<Index>& a) {
   move_words<W, kWordsPerThread<W>, kUnpack, kThreadsPerBlock, Reads::kCached>(
       a.window, [&a](Index word) { return strided_offset<kDims>(a, word); });
+}
+
+template <int W, int kDims, bool kUnpack, typename Index>
+__global__ void __launch_bounds__(kThreadsPerBlock) strided_kernel(const __grid_constant__ StridedArgs<Index> a) {
+  move_strided<W, kDims, kUnpack>(a);
+}
+
+// Several windows of one kind moved by one launch, which costs the host as much as a launch
+// for one (3.3-4 us on an H200): row blockIdx.y of the grid moves window blockIdx.y. Messages
+// posted back to back (a window of nonblocking sends, receives completing together) share one.
+
+template <typename Args>
+struct WindowSet {
+  Args windows[kSetMost];
+};
+
+template <int W, int kDims, bool kUnpack, typename Index>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    strided_set_kernel(const __grid_constant__ WindowSet<StridedArgs<Index>> set) {
+  move_strided<W, kDims, kUnpack>(set.windows[blockIdx.y]);
 }
 
 // Piece tables up to this size are copied into shared memory first (the launch provides that
@@ -197,8 +218,7 @@ constexpr int kBlockListMinBlocks =
 // address the copy as shared memory (a pointer that may point to either is read with slower
 // generic loads) and needs fewer registers.
 template <int W, bool kUnpack, bool kTableInShared, typename Index>
-__global__ void __launch_bounds__(kThreadsPerBlock, kBlockListMinBlocks<W, kUnpack, Index>)
-    block_list_kernel(const __grid_constant__ BlockListArgs<Index> a) {
+__device__ __forceinline__ void move_block_list(const BlockListArgs<Index>& a) {
   PieceTable table = a.table;
   if constexpr (kTableInShared) {
     extern __shared__ uint4 shared_table[];
@@ -210,6 +230,20 @@ __global__ void __launch_bounds__(kThreadsPerBlock, kBlockListMinBlocks<W, kUnpa
     move_words<W, kBlockListWordsPerThread, kUnpack, kThreadsPerBlock, Reads::kCached>(
         a.window, [&a, &table](Index word) { return block_list_offset(a, table, static_cast<Index>(word * W)); });
   }
+}
+
+template <int W, bool kUnpack, bool kTableInShared, typename Index>
+__global__ void __launch_bounds__(kThreadsPerBlock, kBlockListMinBlocks<W, kUnpack, Index>)
+    block_list_kernel(const __grid_constant__ BlockListArgs<Index> a) {
+  move_block_list<W, kUnpack, kTableInShared>(a);
+}
+
+// Each row of the grid copies its own window's table when the tables are in shared memory (the
+// launch provides the largest one's bytes).
+template <int W, bool kUnpack, bool kTableInShared, typename Index>
+__global__ void __launch_bounds__(kThreadsPerBlock, kBlockListMinBlocks<W, kUnpack, Index>)
+    block_list_set_kernel(const __grid_constant__ WindowSet<BlockListArgs<Index>> set) {
+  move_block_list<W, kUnpack, kTableInShared>(set.windows[blockIdx.y]);
 }
 
 }  // namespace gddt::pack::cuda_impl

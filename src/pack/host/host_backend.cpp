@@ -37,7 +37,7 @@ Status host_unpack(const Window& w, void* typed, const void* packed, gpu::Stream
 }  // namespace
 
 const Backend& host_backend() {
-  static const Backend backend{"host", host_pack, host_unpack, nullptr, nullptr, nullptr};
+  static const Backend backend{"host", host_pack, host_unpack, nullptr, nullptr, nullptr, nullptr, nullptr};
   return backend;
 }
 
