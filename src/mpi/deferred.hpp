@@ -33,10 +33,21 @@ inline bool any() { return detail::queued.load(std::memory_order_acquire) != 0; 
 // pack was queued on `stream` (null: the pack is done). The operation must stay alive until
 // the send is started.
 void enqueue(MPI_Request request, Operation* operation, gpu::Stream stream);
+// Whether the next send's pack should wait to share a launch (enqueue_unpacked): it follows
+// at least two sends queued back to back, with no other MPI call in between that found sends
+// queued (GDDT_PACK_SETS). The first sends of a run launch at once, so a send or two followed
+// by computation still pack while it runs.
+bool joins_a_set();
+// Queues the start of `request` like enqueue(), but its pack too: the packs of such sends are
+// queued on `stream` (their message stream) in sets of up to pack::kSetMost per launch, once
+// that many wait or at the next MPI call other than a nonblocking send. The operation's pack
+// must be one launch (protocol::moves_in_one_launch).
+void enqueue_unpacked(MPI_Request request, Operation* operation, gpu::Stream stream);
 // Starts every queued send in order, waiting for their packs.
 void start_all();
-// Starts the queued sends whose packs are done, in order, up to the first that is not.
-void start_ready();
+// Starts the queued sends whose packs are done, in order, up to the first that is not, first
+// queuing the waiting packs unless `in_run` (a nonblocking send adding to them).
+void start_ready(bool in_run);
 
 // What every call that may block does first.
 inline void before_blocking() {
@@ -44,7 +55,11 @@ inline void before_blocking() {
 }
 // What calls that do not block do first.
 inline void advance() {
-  if (any()) start_ready();
+  if (any()) start_ready(false);
+}
+// What a nonblocking send does first.
+inline void advance_in_run() {
+  if (any()) start_ready(true);
 }
 
 // Releases the events kept for reuse (at MPI_Finalize, after start_all()).

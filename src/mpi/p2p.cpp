@@ -15,6 +15,7 @@
 #include "mpi/interpose.hpp"
 #include "mpi/pack_api.hpp"
 #include "mpi/requests.hpp"
+#include "pack/backend.hpp"
 
 namespace gddt::mpi::p2p {
 
@@ -177,20 +178,30 @@ bool defer_sends() {
 
 // Queues the pack of a prepared nonblocking send and hands the user a persistent library
 // request of the staging, started once the pack is done (deferred.hpp).
+// A send deep in a run of them leaves its pack to share a launch with the next ones
+// (deferred::joins_a_set).
 int post_deferred(RequestSend init, Side& side, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   Operation& operation = *side.operation;
+  const bool in_set = deferred::joins_a_set() &&
+                      protocol::moves_in_one_launch(operation.message, operation.staging, operation.message.bytes());
   gpu::Stream stream = nullptr;
-  int rc = queue_outgoing(operation, &stream);
+  int rc = in_set ? raise(operation.comm, protocol::message_stream(operation.message, operation.staging, &stream))
+                  : queue_outgoing(operation, &stream);
   if (rc == MPI_SUCCESS) rc = init(side.buffer, side.count, side.datatype, dest, tag, comm, request);
   if (rc != MPI_SUCCESS) {
-    if (stream != nullptr) gpu::stream_synchronize(stream);  // the staging goes back to its pool
+    if (stream != nullptr && !in_set) gpu::stream_synchronize(stream);  // the staging goes back to its pool
     return rc;
   }
   operation.deferred_start = true;
-  GDDT_LOG(kDebug, "send of %lld bytes starts once packed", static_cast<long long>(operation.message.bytes()));
+  GDDT_LOG(kDebug, "send of %lld bytes starts once packed%s", static_cast<long long>(operation.message.bytes()),
+           in_set ? " (with the next sends)" : "");
   Operation* queued = side.operation.get();
   requests::add(*request, std::move(side.operation));
-  deferred::enqueue(*request, queued, stream);
+  if (in_set) {
+    deferred::enqueue_unpacked(*request, queued, stream);
+  } else {
+    deferred::enqueue(*request, queued, stream);
+  }
   return MPI_SUCCESS;
 }
 
@@ -294,13 +305,15 @@ int complete_some(Snapshot& snap, int rc, int outcount, const int indices[], MPI
   return result;
 }
 
-// Unpacks the device receives of a Waitall as each one arrives, so that the GPU unpacks
-// earlier messages while the library still moves later ones; the library's Waitall then only
-// collects them. MPI_Request_get_status drives progress without freeing the requests, so
-// errors and statuses still come from that Waitall. Receives complete mostly in the order they
-// were posted, so only the oldest one not yet unpacked is asked about: asking about every one
-// each pass costs the square of their number in library calls, each of which runs the
-// progress engine (several microseconds each with many device transfers in flight).
+// Unpacks the device receives of a Waitall as they arrive, so that the GPU unpacks earlier
+// messages while the library still moves later ones; the library's Waitall then only collects
+// them. MPI_Request_get_status drives progress without freeing the requests, so errors and
+// statuses still come from that Waitall. Receives complete mostly in the order they were
+// posted, so it waits for the oldest one not yet unpacked, then asks once about each following
+// one, and unpacks those that have arrived too together (up to pack::kSetMost a launch, with
+// GDDT_PACK_SETS): asking about every one each pass costs the square of their number in
+// library calls, each of which runs the progress engine (several microseconds each with many
+// device transfers in flight), and a launch per message costs the host as much again.
 void unpack_as_they_arrive(Snapshot& snap, int count) {
   std::vector<int> waiting;
   for (int i = 0; i < count; ++i) {
@@ -311,17 +324,27 @@ void unpack_as_they_arrive(Snapshot& snap, int count) {
     }
   }
   if (waiting.size() < 2) return;
+  static const std::size_t most = config::settings().pack_sets ? pack::kSetMost : 1;
   std::vector<gpu::Stream> queued;
-  for (const int i : waiting) {
-    int flag = 0;
-    MPI_Status status;
-    do {
-      if (PMPI_Request_get_status(snap.handles[static_cast<std::size_t>(i)], &flag, &status) != MPI_SUCCESS) break;
-    } while (!flag);
-    if (!flag) break;  // the library's Waitall reports it
-    gpu::Stream stream = nullptr;
-    finish(*snap.at(i), MPI_SUCCESS, status, &stream);
-    if (stream != nullptr && std::find(queued.begin(), queued.end(), stream) == queued.end()) queued.push_back(stream);
+  std::vector<Operation*> arrived;
+  std::vector<MPI_Status> statuses;
+  for (std::size_t oldest = 0; oldest < waiting.size(); oldest += arrived.size()) {
+    arrived.clear();
+    statuses.clear();
+    for (std::size_t k = oldest; k < waiting.size() && arrived.size() < most; ++k) {
+      const auto i = static_cast<std::size_t>(waiting[k]);
+      int flag = 0;
+      MPI_Status status;
+      int rc = MPI_SUCCESS;
+      do {
+        rc = PMPI_Request_get_status(snap.handles[i], &flag, &status);
+      } while (rc == MPI_SUCCESS && !flag && k == oldest);
+      if (rc != MPI_SUCCESS || !flag) break;
+      arrived.push_back(snap.operations[i]);
+      statuses.push_back(status);
+    }
+    if (arrived.empty()) break;  // the library's Waitall reports it
+    finish_receives(arrived.data(), statuses.data(), static_cast<int>(arrived.size()), &queued);
   }
   for (gpu::Stream stream : queued) gpu::stream_synchronize(stream);
 }
@@ -398,7 +421,7 @@ int send(BlockingSend call, bool buffered, const void* buf, int count, MPI_Datat
 
 int isend(RequestSend call, bool buffered, bool persistent, const void* buf, int count, MPI_Datatype datatype,
           int dest, int tag, MPI_Comm comm, MPI_Request* request) {
-  deferred::advance();
+  deferred::advance_in_run();
   Side side;
   int rc = prepare(Operation::Kind::kSend, buffered, buf, count, datatype, dest, comm, &side);
   if (!persistent) {

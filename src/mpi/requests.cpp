@@ -1,5 +1,6 @@
 #include "mpi/requests.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <mutex>
@@ -146,22 +147,27 @@ gpu::WhileWaiting meanwhile_for(Operation& operation) {
   return gpu::WhileWaiting{drive_library, &operation.comm};
 }
 
-int finish(Operation& operation, int error, const MPI_Status& status, gpu::Stream* queued_on) {
-  if (queued_on != nullptr) *queued_on = nullptr;
-  if (operation.finished) return operation.early_result;
+namespace {
+
+// The bookkeeping part of finish(): marks the operation finished and says whether it is a
+// receive with bytes to unpack (*received of them).
+bool takes_unpack(Operation& operation, int error, const MPI_Status& status, int* received) {
   operation.finished = true;
   operation.early_result = MPI_SUCCESS;
-  if (operation.kind != Operation::Kind::kReceive || error != MPI_SUCCESS) return MPI_SUCCESS;
+  if (operation.kind != Operation::Kind::kReceive || error != MPI_SUCCESS) return false;
   int cancelled = 0;
   PMPI_Test_cancelled(&status, &cancelled);
-  if (cancelled) return MPI_SUCCESS;
-  int received = 0;
-  PMPI_Get_count(&status, MPI_PACKED, &received);
+  if (cancelled) return false;
+  PMPI_Get_count(&status, MPI_PACKED, received);
   // A longer message than the staging holds was truncated: the library reports
   // MPI_ERR_TRUNCATE through the request (calls like MPI_Request_get_status do not), and the
   // receive buffer's contents are undefined, so nothing is unpacked.
-  if (received <= 0 || received > operation.staging.size()) return MPI_SUCCESS;
-  // With a stream the GPU work is only queued on it; without one the unpack waits itself.
+  return *received > 0 && *received <= operation.staging.size();
+}
+
+// Unpacks `received` bytes of a finished receive; with `queued_on` the GPU work is only queued
+// on a stream, otherwise the unpack waits itself.
+int unpack_received(Operation& operation, int received, gpu::Stream* queued_on) {
   gpu::Stream stream = nullptr;
   Status unpacked =
       queued_on != nullptr ? protocol::message_stream(operation.message, operation.staging, &stream) : GDDT_OK;
@@ -173,6 +179,57 @@ int finish(Operation& operation, int error, const MPI_Status& status, gpu::Strea
   if (!is_error(unpacked) && queued_on != nullptr) *queued_on = stream;
   operation.early_result = raise(operation.comm, unpacked);
   return operation.early_result;
+}
+
+void note_stream(gpu::Stream stream, std::vector<gpu::Stream>* streams) {
+  if (stream != nullptr && std::find(streams->begin(), streams->end(), stream) == streams->end())
+    streams->push_back(stream);
+}
+
+}  // namespace
+
+int finish(Operation& operation, int error, const MPI_Status& status, gpu::Stream* queued_on) {
+  if (queued_on != nullptr) *queued_on = nullptr;
+  if (operation.finished) return operation.early_result;
+  int received = 0;
+  if (!takes_unpack(operation, error, status, &received)) return MPI_SUCCESS;
+  return unpack_received(operation, received, queued_on);
+}
+
+void finish_receives(Operation* const* operations, const MPI_Status* statuses, int count,
+                     std::vector<gpu::Stream>* queued) {
+  std::vector<protocol::MessageMove> moves;
+  std::vector<Operation*> members;
+  gpu::Stream set_stream = nullptr;
+  auto queue_set = [&] {
+    if (members.empty()) return;
+    const Status status = protocol::queue_unpacks(moves.data(), static_cast<int>(moves.size()), set_stream);
+    for (Operation* operation : members) operation->early_result = raise(operation->comm, status);
+    if (!is_error(status)) note_stream(set_stream, queued);
+    moves.clear();
+    members.clear();
+  };
+  for (int i = 0; i < count; ++i) {
+    Operation& operation = *operations[i];
+    if (operation.finished) continue;
+    int received = 0;
+    if (!takes_unpack(operation, MPI_SUCCESS, statuses[i], &received)) continue;
+    gpu::Stream stream = nullptr;
+    if (!protocol::moves_in_one_launch(operation.message, operation.staging, received) ||
+        is_error(protocol::message_stream(operation.message, operation.staging, &stream))) {
+      gpu::Stream alone = nullptr;
+      unpack_received(operation, received, &alone);
+      note_stream(alone, queued);
+      continue;
+    }
+    if (stream != set_stream) {
+      queue_set();
+      set_stream = stream;
+    }
+    moves.push_back({&operation.message, &operation.staging, received});
+    members.push_back(&operation);
+  }
+  queue_set();
 }
 
 }  // namespace gddt::mpi

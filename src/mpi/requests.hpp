@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <memory>
+#include <vector>
 
 #include "protocol/message.hpp"
 
@@ -79,5 +80,11 @@ gpu::WhileWaiting meanwhile_for(Operation& operation);
 // left running: *queued_on is then the stream to synchronize before the user's buffer is
 // read and the operation is dropped (null when nothing was left running).
 int finish(Operation& operation, int error, const MPI_Status& status, gpu::Stream* queued_on = nullptr);
+// finish() with `queued_on` for `count` receives whose requests completed without error, with
+// statuses[i] for operations[i]: the unpacks that are one launch each share launches, a set per
+// stream. Every stream left with work is added to *queued (once); failures are kept as each
+// operation's early result.
+void finish_receives(Operation* const* operations, const MPI_Status* statuses, int count,
+                     std::vector<gpu::Stream>* queued);
 
 }  // namespace gddt::mpi
