@@ -140,6 +140,37 @@ struct ResidentEnv : CudaEnv {
   int copies = 0;
 };
 
+// The same moves gathered into sets, moved by pack_set or unpack_set when the test
+// synchronizes: every window of a case in as few launches as their kernels allow.
+struct SetEnv : CudaEnv {
+  using CudaEnv::CudaEnv;
+  Status pack(const pack::Window& w, const void* t, void* p) { return gather(false, w, t, p); }
+  Status unpack(const pack::Window& w, void* t, const void* p) { return gather(true, w, t, p); }
+  void synchronize() {
+    flush();
+    CudaEnv::synchronize();
+  }
+
+ private:
+  Status gather(bool unpack, const pack::Window& w, const void* t, const void* p) {
+    if (unpack != unpacking_) flush();
+    unpacking_ = unpack;
+    waiting_.push_back({w, t, p});
+    return GDDT_OK;
+  }
+  void flush() {
+    if (waiting_.empty()) return;
+    const pack::Backend& cuda = pack::cuda_backend();
+    const auto count = static_cast<int>(waiting_.size());
+    const Status status = unpacking_ ? cuda.unpack_set(waiting_.data(), count, stream)
+                                     : cuda.pack_set(waiting_.data(), count, stream);
+    if (status != GDDT_OK && error.empty()) error = std::string("a set returned ") + status_name(status);
+    waiting_.clear();
+  }
+  std::vector<pack::WindowMove> waiting_;
+  bool unpacking_ = false;
+};
+
 class CudaPack : public ::testing::Test {
  protected:
   void SetUp() override { CUDA_ASSERT(cudaStreamCreate(&stream_)); }
@@ -302,6 +333,58 @@ TEST_F(CudaPack, EachCallIsOneLaunch) {
         ASSERT_EQ(nodes, 1u) << (unpack ? "unpack" : "pack") << " window " << w << "\n" << c.describe();
       }
     }
+  }
+}
+
+// Random cases whose windows are moved as sets: windows of different lengths share a grid
+// sized for the largest, copies and wide-index windows are moved alone, block lists copy each
+// window's table.
+TEST_F(CudaPack, RandomWindowsInSetsOnDeviceMemory) { run_random<SetEnv>(Memory::kDevice, Memory::kDevice, 600, 10); }
+TEST_F(CudaPack, RandomWindowsInSetsIntoPinnedPackedMemory) {
+  run_random<SetEnv>(Memory::kDevice, Memory::kPinned, 150, 11);
+}
+
+// A set is one launch per kSetMost windows of one kernel, and windows of another kernel take
+// a launch of their own: captured into a graph, as in EachCallIsOneLaunch.
+TEST_F(CudaPack, SetsShareLaunches) {
+  type::Layout vector, pair, list;
+  ASSERT_EQ(type::make_repeat(type::make_block(64), 1024, 128, &vector), GDDT_OK);
+  ASSERT_EQ(type::make_concat({type::make_block(24), type::make_shifted(type::make_block(40), 64)}, &pair), GDDT_OK);
+  ASSERT_EQ(type::make_repeat(pair, 512, 128, &list), GDDT_OK);
+  Buffer typed(Memory::kDevice, 1 << 20), packed(Memory::kDevice, 1 << 20);
+  // Windows of 1000 bytes across several blocks, starting at multiples of 128 (so all of a
+  // layout's windows get the same word width), every 4096 bytes of the packed buffer.
+  auto moves_of = [&](const type::Layout& layout, int count, int first) {
+    std::vector<pack::WindowMove> moves;
+    for (int i = 0; i < count; ++i) {
+      moves.push_back({pack::Window{&layout, 1, 128 * i, 1000}, typed.data, packed.data + 4096 * (first + i)});
+    }
+    return moves;
+  };
+  // Uploads the block list's table outside the capture.
+  const pack::WindowMove once = moves_of(list, 1, 0)[0];
+  ASSERT_EQ(pack::cuda_backend().pack(once.window, once.typed, const_cast<void*>(once.packed), stream_), GDDT_OK);
+  CUDA_ASSERT(cudaStreamSynchronize(stream_));
+  auto launches = [&](const std::vector<pack::WindowMove>& moves, bool unpack) {
+    cudaGraph_t graph = nullptr;
+    EXPECT_EQ(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal), cudaSuccess);
+    const auto count = static_cast<int>(moves.size());
+    const Status status = unpack ? pack::cuda_backend().unpack_set(moves.data(), count, stream_)
+                                 : pack::cuda_backend().pack_set(moves.data(), count, stream_);
+    EXPECT_EQ(cudaStreamEndCapture(stream_, &graph), cudaSuccess);
+    EXPECT_EQ(status, GDDT_OK);
+    std::size_t nodes = 0;
+    EXPECT_EQ(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess);
+    cudaGraphDestroy(graph);
+    return nodes;
+  };
+  for (bool unpack : {false, true}) {
+    EXPECT_EQ(launches(moves_of(vector, pack::kSetMost, 0), unpack), 1u);
+    EXPECT_EQ(launches(moves_of(vector, pack::kSetMost + 1, 0), unpack), 2u);
+    std::vector<pack::WindowMove> mixed = moves_of(vector, 3, 0);
+    const std::vector<pack::WindowMove> lists = moves_of(list, 3, 3);
+    mixed.insert(mixed.begin() + 1, lists.begin(), lists.end());
+    EXPECT_EQ(launches(mixed, unpack), 2u) << (unpack ? "unpack" : "pack");
   }
 }
 
