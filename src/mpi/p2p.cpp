@@ -177,9 +177,8 @@ bool defer_sends() {
 }
 
 // Queues the pack of a prepared nonblocking send and hands the user a persistent library
-// request of the staging, started once the pack is done (deferred.hpp).
-// A send deep in a run of them leaves its pack to share a launch with the next ones
-// (deferred::joins_a_set).
+// request of the staging, started once the pack is done (deferred.hpp). A send deep in a run
+// of them leaves its pack to share a launch with the next ones (deferred::joins_a_set).
 int post_deferred(RequestSend init, Side& side, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   Operation& operation = *side.operation;
   const bool in_set = deferred::joins_a_set() &&

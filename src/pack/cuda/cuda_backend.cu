@@ -152,8 +152,7 @@ Status launch_block_list(const BlockListPlan& plan, const PieceTable& table, con
       BlockListArgs<Index> args = block_list_args<Index>(plan, table, typed, packed);
       const unsigned shared = shared_table_bytes(table);
       auto* kernel = shared != 0 ? block_list_kernel<W, kUnpack, true, Index> : block_list_kernel<W, kUnpack, false, Index>;
-      const unsigned grid =
-          fit_grid<kBlockListSpans<kUnpack> ? kBlockListRowsPerSpan : kBlockListWordsPerThread>(&args.window, kernel, shared);
+      const unsigned grid = fit_grid<kBlockListMostPerThread<kUnpack>>(&args.window, kernel, shared);
       kernel<<<grid, kThreadsPerBlock, shared, stream>>>(args);
       return gpu::check_last_error(kUnpack ? "block-list unpack kernel launch" : "block-list pack kernel launch");
     });
@@ -224,8 +223,7 @@ Status launch_block_list_set(const SetMember* const* members, int count, cudaStr
       const WindowMove& move = *members[i]->move;
       set.windows[i] = block_list_args<std::uint32_t>(members[i]->plan.block_list, members[i]->table, move.typed,
                                                       move.packed);
-      grid = std::max(grid, fit_grid<kBlockListSpans<kUnpack> ? kBlockListRowsPerSpan : kBlockListWordsPerThread>(
-                                &set.windows[i].window, kernel, shared));
+      grid = std::max(grid, fit_grid<kBlockListMostPerThread<kUnpack>>(&set.windows[i].window, kernel, shared));
     }
     kernel<<<dim3(grid, static_cast<unsigned>(count)), kThreadsPerBlock, shared, stream>>>(set);
     return gpu::check_last_error(kUnpack ? "block-list unpack set launch" : "block-list pack set launch");
@@ -338,9 +336,7 @@ Status move_set(const WindowMove* moves, int count, gpu::Stream user_stream) {
     SetMember member;
     member.move = &move;
     member.plan = plan_window(move.window, move.typed, move.packed);
-    const WordPlan* words = member.plan.kind == WindowPlan::Kind::kStrided    ? &member.plan.strided.words
-                            : member.plan.kind == WindowPlan::Kind::kBlockList ? &member.plan.block_list.words
-                                                                                : nullptr;
+    const WordPlan* words = word_plan(member.plan);
     if (words == nullptr || !fits_narrow_index(words->largest_operand)) {
       GDDT_CHECK(move_window<kUnpack>(move.window, move.typed, move.packed, user_stream));
       continue;
@@ -398,14 +394,14 @@ Status move_now(const Window& w, const void* typed, const void* packed, Ordering
   GDDT_CHECK(check_window(w, typed, packed));
   if (w.length == 0) return GDDT_OK;
   const WindowPlan plan = plan_window(w, typed, packed);
+  const WordPlan* words = word_plan(plan);
+  if (words == nullptr || typed_sectors(w, words->width) > kResidentMostSectors) return GDDT_OK;
   switch (plan.kind) {
     case WindowPlan::Kind::kCopy:
       return GDDT_OK;
     case WindowPlan::Kind::kStrided:
-      if (typed_sectors(w, plan.strided.words.width) > kResidentMostSectors) return GDDT_OK;
       return run_resident(kUnpack, plan.strided, typed, packed, ordering, meanwhile, served);
     case WindowPlan::Kind::kBlockList: {
-      if (typed_sectors(w, plan.block_list.words.width) > kResidentMostSectors) return GDDT_OK;
       const int device = gpu::current_device();
       gpu::Stream upload = nullptr;
       GDDT_CHECK(gpu::library_stream(device, &upload));

@@ -146,7 +146,6 @@ __global__ void __launch_bounds__(kThreadsPerBlock) strided_kernel(const __grid_
 // Several windows of one kind moved by one launch, which costs the host as much as a launch
 // for one (3.3-4 us on an H200): row blockIdx.y of the grid moves window blockIdx.y. Messages
 // posted back to back (a window of nonblocking sends, receives completing together) share one.
-
 template <typename Args>
 struct WindowSet {
   Args windows[kSetMost];
@@ -205,6 +204,10 @@ __device__ __forceinline__ void move_spans(const BlockListArgs<Index>& a, const 
 // Whether a block-list kernel moves its words in spans (move_spans) or in tiles (move_words).
 template <bool kUnpack>
 constexpr bool kBlockListSpans = kUnpack;
+
+// The most words a thread of a block-list kernel moves per tile or span.
+template <bool kUnpack>
+constexpr int kBlockListMostPerThread = kBlockListSpans<kUnpack> ? kBlockListRowsPerSpan : kBlockListWordsPerThread;
 
 // Resident blocks per multiprocessor asked of the compiler for block-list kernels (0: none).
 // Five holds them to 48 registers, where they otherwise take 56-58; not asked where that

@@ -334,6 +334,16 @@ inline WindowPlan plan_window(const Window& w, const void* typed, const void* pa
   return plan;
 }
 
+// The words of a planned window; null for a copy.
+inline const WordPlan* word_plan(const WindowPlan& plan) {
+  switch (plan.kind) {
+    case WindowPlan::Kind::kStrided: return &plan.strided.words;
+    case WindowPlan::Kind::kBlockList: return &plan.block_list.words;
+    case WindowPlan::Kind::kCopy: break;
+  }
+  return nullptr;
+}
+
 // About how many 32-byte sectors of typed memory a window of `width`-byte words touches: one
 // per word where words lie further apart than a sector, else the window's share of the typed
 // span (one element's true span, or its extent where that is larger).
