@@ -85,7 +85,7 @@ Status Staging::acquire(Route* route, int device, std::int64_t bytes) {
 
 Status message_stream(const Message& message, const Staging& staging, gpu::Stream* stream) {
   *stream = nullptr;
-  const int device = message.kind.is_device() ? message.kind.device : staging.kind().is_device() ? staging.kind().device : -1;
+  const int device = device_of(message.kind, staging.kind());
   return device < 0 ? GDDT_OK : gpu::library_stream(device, stream);
 }
 
@@ -115,8 +115,7 @@ namespace {
 template <bool kPacking>
 Status queue_set(const MessageMove* moves, int count, gpu::Stream stream) {
   if (count <= 0) return GDDT_OK;
-  const Message& first = *moves[0].message;
-  gpu::DeviceGuard guard(first.kind.is_device() ? first.kind.device : moves[0].staging->kind().device);
+  gpu::DeviceGuard guard(device_of(moves[0].message->kind, moves[0].staging->kind()));
   std::vector<pack::WindowMove> windows;
   windows.reserve(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) {

@@ -51,12 +51,6 @@ pack::Window sub_window(const pack::Window& w, std::int64_t done, std::int64_t b
   return sub;
 }
 
-int device_of(memory::Kind typed, memory::Kind packed) {
-  if (typed.is_device()) return typed.device;
-  if (packed.is_device()) return packed.device;
-  return -1;
-}
-
 Status open_lanes(memory::Kind typed, memory::Kind packed, gpu::Stream stream, Lanes* lanes) {
   const bool gpu_involved = typed.is_device() || packed.is_device();
   return Lanes::open(typed.is_device(), gpu_involved, device_of(typed, packed), stream, lanes);
@@ -113,6 +107,12 @@ void log_choice(const char* what, const pack::Window& w, memory::Kind typed, mem
 }
 
 }  // namespace
+
+int device_of(memory::Kind typed, memory::Kind packed) {
+  if (typed.is_device()) return typed.device;
+  if (packed.is_device()) return packed.device;
+  return -1;
+}
 
 const char* way_name(Way way) {
   switch (way) {

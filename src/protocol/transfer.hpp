@@ -17,6 +17,9 @@ enum class Way {
 
 const char* way_name(Way way);
 
+// The GPU whose kernels move data between buffers of these kinds (-1: none, both in host memory).
+int device_of(memory::Kind typed, memory::Kind packed);
+
 // The cost model. Small transfers between device and pinned memory take one launch; larger
 // ones, and every transfer touching pageable host memory and the device, are pipelined.
 Way choose(memory::Kind typed, memory::Kind packed, std::int64_t bytes);
