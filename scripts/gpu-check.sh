@@ -6,7 +6,8 @@
 # memory) against each, the demo, and the benchmarks. Logs and CSVs go to $OUT (or
 # ./gpu-check-out).
 #   bash scripts/gpu-check.sh [tests] [bench]     (default: both)
-# PACK_BENCH_ARGS and P2P_BENCH_ARGS pass options to the two benchmarks (default: full sweeps).
+# PACK_BENCH_ARGS and P2P_BENCH_ARGS pass options to the pack and point-to-point benchmarks
+# (default: full sweeps); the halo exchange benchmark runs with its defaults.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-check-out}
@@ -73,11 +74,22 @@ if [[ $stages == *bench* ]]; then
     "$@" -x LD_PRELOAD="$PWD/$dir/src/libgddt.so" "$dir/bench/gddt-bench-nolink" --host-pingpong 2>&1 | tail -n 1
     return $rc
   }
+  # halo_bench NAME BUILD LAUNCHER...: the halo exchange of six device faces, with the packs
+  # of messages posted together sharing launches and with one launch each.
+  halo_bench() {
+    local name=$1 dir=$2 sets
+    shift 2
+    for sets in 1 0; do
+      echo "=== halo exchange ($name, GDDT_PACK_SETS=$sets)"
+      "$@" -x GDDT_PACK_SETS=$sets "$dir/bench/gddt-bench-halo" || return 1
+    done
+  }
   p2p_bench system-mpi build/gpu-sysmpi mpiexec --allow-run-as-root -n 2 || status=1
+  halo_bench system-mpi build/gpu-sysmpi mpiexec --allow-run-as-root -n 2 || status=1
   if $cuda_built; then
-    (source .devdeps/cuda-mpi/env.sh &&
-      p2p_bench cuda-mpi build/gpu-cudampi mpiexec --allow-run-as-root -n 2 -x LD_LIBRARY_PATH -x UCX_MODULE_DIR \
-        --mca pml ucx) || status=1
+    bundle=(mpiexec --allow-run-as-root -n 2 -x LD_LIBRARY_PATH -x UCX_MODULE_DIR --mca pml ucx)
+    (source .devdeps/cuda-mpi/env.sh && p2p_bench cuda-mpi build/gpu-cudampi "${bundle[@]}") || status=1
+    (source .devdeps/cuda-mpi/env.sh && halo_bench cuda-mpi build/gpu-cudampi "${bundle[@]}") || status=1
   fi
 fi
 exit $status
