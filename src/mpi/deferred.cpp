@@ -176,9 +176,13 @@ void enqueue(MPI_Request request, Operation* operation, gpu::Stream stream) {
 // bandwidth with two, 67-82% with four and 61-79% with eight (one job, two H200s).
 constexpr int kSendsLaunchedAlone = 2;
 
-bool joins_a_set() {
+bool sets_enabled() {
   static const bool sets = config::settings().pack_sets;
-  if (!sets) return false;
+  return sets;
+}
+
+bool joins_a_set() {
+  if (!sets_enabled()) return false;
   Queue& q = queue();
   std::lock_guard<std::mutex> lock(q.mutex);
   return q.run >= kSendsLaunchedAlone;

@@ -33,6 +33,8 @@ inline bool any() { return detail::queued.load(std::memory_order_acquire) != 0; 
 // pack was queued on `stream` (null: the pack is done). The operation must stay alive until
 // the send is started.
 void enqueue(MPI_Request request, Operation* operation, gpu::Stream stream);
+// Whether packs and unpacks of messages posted together share launches (GDDT_PACK_SETS).
+bool sets_enabled();
 // Whether the next send's pack should wait to share a launch (enqueue_unpacked): it follows
 // at least two sends queued back to back, with no other MPI call in between that found sends
 // queued (GDDT_PACK_SETS). The first sends of a run launch at once, so a send or two followed

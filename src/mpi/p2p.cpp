@@ -325,7 +325,7 @@ void unpack_as_they_arrive(Snapshot& snap, int count) {
     }
   }
   if (waiting.size() < 2) return;
-  static const std::size_t most = config::settings().pack_sets ? pack::kSetMost : 1;
+  const std::size_t most = deferred::sets_enabled() ? pack::kSetMost : 1;
   std::vector<gpu::Stream> queued;
   std::vector<Operation*> arrived;
   std::vector<MPI_Status> statuses;
@@ -575,8 +575,7 @@ int start_in_set(MPI_Request* request, Operation* operation) {
 }
 
 bool joins_startall_set(const Operation* operation) {
-  static const bool sets = config::settings().pack_sets;
-  return sets && operation != nullptr && operation->kind == Operation::Kind::kSend && defer_sends() &&
+  return deferred::sets_enabled() && operation != nullptr && operation->kind == Operation::Kind::kSend && defer_sends() &&
          protocol::moves_in_one_launch(operation->message, operation->staging, operation->message.bytes());
 }
 
