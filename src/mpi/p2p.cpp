@@ -176,13 +176,24 @@ bool defer_sends() {
   return defer;
 }
 
+// Whether the pack of the operation's whole message is one launch, which it may share with
+// other messages' (deferred::enqueue_unpacked).
+bool packs_in_one_launch(const Operation& operation) {
+  return protocol::moves_in_one_launch(operation.message, operation.staging, operation.message.bytes());
+}
+
+// Whether the library's start of a persistent operation waits until its pack is done, as for
+// MPI_Isend (deferred.hpp).
+bool start_held(const Operation& operation) {
+  return operation.kind == Operation::Kind::kSend && defer_sends();
+}
+
 // Queues the pack of a prepared nonblocking send and hands the user a persistent library
 // request of the staging, started once the pack is done (deferred.hpp). A send deep in a run
 // of them leaves its pack to share a launch with the next ones (deferred::joins_a_set).
 int post_deferred(RequestSend init, Side& side, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   Operation& operation = *side.operation;
-  const bool in_set = deferred::joins_a_set() &&
-                      protocol::moves_in_one_launch(operation.message, operation.staging, operation.message.bytes());
+  const bool in_set = deferred::joins_a_set() && packs_in_one_launch(operation);
   gpu::Stream stream = nullptr;
   int rc = in_set ? raise(operation.comm, protocol::message_stream(operation.message, operation.staging, &stream))
                   : queue_outgoing(operation, &stream);
@@ -540,7 +551,7 @@ int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
 // library's start is held until it is done, as for MPI_Isend (deferred.hpp).
 int start_one(MPI_Request* request, Operation* operation) {
   if (operation == nullptr) return PMPI_Start(request);
-  const bool held = operation->kind == Operation::Kind::kSend && defer_sends();
+  const bool held = start_held(*operation);
   gpu::Stream stream = nullptr;
   if (operation->kind == Operation::Kind::kSend) {
     int rc = held ? queue_outgoing(*operation, &stream) : pack_outgoing(*operation);
@@ -575,8 +586,7 @@ int start_in_set(MPI_Request* request, Operation* operation) {
 }
 
 bool joins_startall_set(const Operation* operation) {
-  return deferred::sets_enabled() && operation != nullptr && operation->kind == Operation::Kind::kSend && defer_sends() &&
-         protocol::moves_in_one_launch(operation->message, operation->staging, operation->message.bytes());
+  return deferred::sets_enabled() && operation != nullptr && start_held(*operation) && packs_in_one_launch(*operation);
 }
 
 }  // namespace
