@@ -118,11 +118,15 @@ Status with_index(std::uint64_t largest_operand, Fn&& fn) {
 
 // Strided kernels unroll their index arithmetic for at most this many word dimensions; two
 // cover vectors, four the faces and boxes of 3-D grids.
+int dims_class(int ndims) { return ndims <= 2 ? 2 : ndims <= 4 ? 4 : kMaxWordDims; }
+
 template <typename Fn>
 Status with_dims(int ndims, Fn&& fn) {
-  if (ndims <= 2) return fn(Constant<2>{});
-  if (ndims <= 4) return fn(Constant<4>{});
-  return fn(Constant<kMaxWordDims>{});
+  switch (dims_class(ndims)) {
+    case 2: return fn(Constant<2>{});
+    case 4: return fn(Constant<4>{});
+    default: return fn(Constant<kMaxWordDims>{});
+  }
 }
 
 template <bool kUnpack>
@@ -177,8 +181,6 @@ struct SetKey {
 static_assert(sizeof(WindowSet<StridedArgs<std::uint32_t>>) <= 4000 &&
                   sizeof(WindowSet<BlockListArgs<std::uint32_t>>) <= 4000,
               "a set's arguments fit the classic 4 KiB of kernel parameters");
-
-int dims_class(int ndims) { return ndims <= 2 ? 2 : ndims <= 4 ? 4 : kMaxWordDims; }
 
 // A window of a set, planned.
 struct SetMember {
