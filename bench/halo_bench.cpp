@@ -44,13 +44,11 @@ int opposite(int face) { return face ^ 1; }
 
 class Exchange {
  public:
-  Exchange(float* grid, int n, int peer) {
+  Exchange(float* grid, int n, int peer) : grid_(grid), peer_(peer) {
     for (int f = 0; f < kFaces; ++f) {
       interior_[f] = face_type(n, f, false);
       ghost_[f] = face_type(n, f, true);
     }
-    grid_ = grid;
-    peer_ = peer;
     for (int f = 0; f < kFaces; ++f) {
       MPI_Recv_init(grid_, 1, ghost_[f], peer_, f, MPI_COMM_WORLD, &persistent_[f]);
       MPI_Send_init(grid_, 1, interior_[opposite(f)], peer_, f, MPI_COMM_WORLD, &persistent_[kFaces + f]);
@@ -79,8 +77,8 @@ class Exchange {
   }
 
  private:
-  float* grid_ = nullptr;
-  int peer_ = 0;
+  float* grid_;
+  int peer_;
   MPI_Datatype interior_[kFaces];
   MPI_Datatype ghost_[kFaces];
   MPI_Request persistent_[2 * kFaces];
