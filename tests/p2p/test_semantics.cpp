@@ -412,11 +412,18 @@ void truncation(const Context& context, const TypeCatalog& types) {
     RingMessage blocking(context, vector, shape.vectors_sent, gaps, shape.structs_posted, tag++);
     RingMessage waited(context, vector, shape.vectors_sent, gaps, shape.structs_posted, tag++);
     RingMessage waited_all(context, vector, shape.vectors_sent, gaps, shape.structs_posted, tag++);
-    std::vector<MPI_Request> sends(3);
-    int i = 0;
-    for (RingMessage* message : {&blocking, &waited, &waited_all}) {
-      P2P_EXPECT_SUCCESS(MPI_Isend(message->send.address(), message->send.count(), vector.type,
-                                   context.next, message->index(), comm, &sends[i++]));
+    // Three receives completed by one MPI_Waitall, whose unpacks may share a launch: the
+    // truncated one in the middle fails alone, the two around it deliver their messages.
+    RingMessage before_it(context, gaps, shape.structs_posted, gaps, shape.structs_posted, tag++);
+    RingMessage among(context, vector, shape.vectors_sent, gaps, shape.structs_posted, tag++);
+    RingMessage after_it(context, gaps, shape.structs_posted, gaps, shape.structs_posted, tag++);
+    RingMessage* const together[] = {&before_it, &among, &after_it};
+    std::vector<MPI_Request> sends;
+    for (RingMessage* message : {&blocking, &waited, &waited_all, &before_it, &among, &after_it}) {
+      const MPI_Datatype type = message == &before_it || message == &after_it ? gaps.type : vector.type;
+      sends.emplace_back();
+      P2P_EXPECT_SUCCESS(MPI_Isend(message->send.address(), message->send.count(), type, context.next,
+                                   message->index(), comm, &sends.back()));
     }
     const std::string what = std::string("truncated ") + shape.what + " message";
     MPI_Status status;
@@ -433,9 +440,32 @@ void truncation(const Context& context, const TypeCatalog& types) {
     expect_error(MPI_Waitall(1, &request, &status), MPI_ERR_IN_STATUS, true,
                  what + ", MPI_Irecv + MPI_Waitall");
     expect_error(status.MPI_ERROR, MPI_ERR_TRUNCATE, true, what + ", MPI_Waitall status");
+    MPI_Request receives[3];
+    MPI_Status statuses[3];
+    for (int k = 0; k < 3; ++k) {
+      P2P_EXPECT_SUCCESS(MPI_Irecv(together[k]->recv.address(), together[k]->recv.count(), gaps.type, context.prev,
+                                   together[k]->index(), comm, &receives[k]));
+    }
+    const std::string among_what = what + " among three in one MPI_Waitall";
+    expect_error(MPI_Waitall(3, receives, statuses), MPI_ERR_IN_STATUS, true, among_what);
+    expect_error(statuses[1].MPI_ERROR, MPI_ERR_TRUNCATE, true, among_what + ", its status");
+    for (int k : {0, 2}) {
+      const std::string neighbour = among_what + ", the receive " + (k == 0 ? "before" : "after") + " it";
+      // The standard lets MPI_Waitall leave a request that neither failed nor finished active,
+      // marked MPI_ERR_PENDING (Open MPI does once it has met the error); it completes later.
+      if (statuses[k].MPI_ERROR == MPI_ERR_PENDING) {
+        P2P_EXPECT_SUCCESS(MPI_Wait(&receives[k], &statuses[k]));
+      } else {
+        expect(statuses[k].MPI_ERROR == MPI_SUCCESS, neighbour + ": MPI_ERROR " +
+                                                         std::to_string(statuses[k].MPI_ERROR) +
+                                                         ", expected MPI_SUCCESS or MPI_ERR_PENDING");
+        expect(receives[k] == MPI_REQUEST_NULL, neighbour + ": its request was not freed");
+      }
+      together[k]->check(&statuses[k], neighbour);
+    }
     // The senders see no error: the receive was too short, not the send wrong.
-    P2P_EXPECT_SUCCESS(MPI_Waitall(3, sends.data(), MPI_STATUSES_IGNORE));
-    for (const RingMessage* message : {&blocking, &waited, &waited_all}) {
+    P2P_EXPECT_SUCCESS(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE));
+    for (const RingMessage* message : {&blocking, &waited, &waited_all, &among}) {
       message->recv.expect_unchanged_outside_typemap(what);
       message->send.expect_unchanged(what + ", send buffer");
     }
