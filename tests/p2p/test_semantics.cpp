@@ -420,10 +420,9 @@ void truncation(const Context& context, const TypeCatalog& types) {
     RingMessage* const together[] = {&before_it, &among, &after_it};
     std::vector<MPI_Request> sends;
     for (RingMessage* message : {&blocking, &waited, &waited_all, &before_it, &among, &after_it}) {
-      const MPI_Datatype type = message == &before_it || message == &after_it ? gaps.type : vector.type;
       sends.emplace_back();
-      P2P_EXPECT_SUCCESS(MPI_Isend(message->send.address(), message->send.count(), type, context.next,
-                                   message->index(), comm, &sends.back()));
+      P2P_EXPECT_SUCCESS(MPI_Isend(message->send.address(), message->send.count(), message->send.type().type,
+                                   context.next, message->index(), comm, &sends.back()));
     }
     const std::string what = std::string("truncated ") + shape.what + " message";
     MPI_Status status;
@@ -443,8 +442,9 @@ void truncation(const Context& context, const TypeCatalog& types) {
     MPI_Request receives[3];
     MPI_Status statuses[3];
     for (int k = 0; k < 3; ++k) {
-      P2P_EXPECT_SUCCESS(MPI_Irecv(together[k]->recv.address(), together[k]->recv.count(), gaps.type, context.prev,
-                                   together[k]->index(), comm, &receives[k]));
+      P2P_EXPECT_SUCCESS(MPI_Irecv(together[k]->recv.address(), together[k]->recv.count(),
+                                   together[k]->recv.type().type, context.prev, together[k]->index(), comm,
+                                   &receives[k]));
     }
     const std::string among_what = what + " among three in one MPI_Waitall";
     expect_error(MPI_Waitall(3, receives, statuses), MPI_ERR_IN_STATUS, true, among_what);
