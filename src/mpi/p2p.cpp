@@ -269,17 +269,28 @@ struct Snapshot {
   Operation* at(int i) const { return operations.empty() ? nullptr : operations[static_cast<std::size_t>(i)]; }
   Snapshot(const Snapshot&) = delete;
   Snapshot& operator=(const Snapshot&) = delete;
-  // Completes entry i; a failure is recorded in `status` and returned.
-  int complete_at(int i, int error, MPI_Status* status) {
+  // Takes entry i's operation out of the snapshot (null when it has none or is not active).
+  Operation* remove_at(int i) {
     Operation* operation = operations[static_cast<std::size_t>(i)];
-    if (operation == nullptr || !operation->active) return MPI_SUCCESS;
+    if (operation == nullptr || !operation->active) return nullptr;
     for (auto& other : operations)
       if (other == operation) other = nullptr;
+    return operation;
+  }
+  // Completes entry i; a failure is recorded in `status` and returned.
+  int complete_at(int i, int error, MPI_Status* status) {
+    Operation* operation = remove_at(i);
+    if (operation == nullptr) return MPI_SUCCESS;
     const bool library_persistent = operation->deferred_start;
     int rc = complete(handles[static_cast<std::size_t>(i)], operation, error, *status);
     if (library_persistent) PMPI_Request_free(&user[i]);  // the library left it allocated
     if (rc != MPI_SUCCESS) status->MPI_ERROR = rc;
     return rc;
+  }
+  // Entry i's request, freed by the library without completing it (requests::abandon).
+  void abandon_at(int i) {
+    Operation* operation = remove_at(i);
+    if (operation != nullptr) requests::abandon(handles[static_cast<std::size_t>(i)], operation);
   }
 };
 
@@ -300,7 +311,12 @@ int complete_all(Snapshot& snap, int count, int rc, MPI_Status* statuses) {
   int result = rc;
   for (int i = 0; i < count; ++i) {
     int error = rc == MPI_ERR_IN_STATUS ? statuses[i].MPI_ERROR : rc;
-    if (error == MPI_ERR_PENDING) continue;
+    if (error == MPI_ERR_PENDING) {
+      // Left active for a later call, unless the library freed it anyway (Open MPI 5 + UCX
+      // after a truncation in the same call): then its operation must go too.
+      if (snap.user[i] == MPI_REQUEST_NULL) snap.abandon_at(i);
+      continue;
+    }
     if (snap.complete_at(i, error, &statuses[i]) != MPI_SUCCESS) result = MPI_ERR_IN_STATUS;
   }
   return result;

@@ -24,6 +24,7 @@ struct Table {
   std::mutex mutex;
   std::unordered_map<std::uint64_t, std::vector<std::unique_ptr<Operation>>> live;
   std::vector<std::pair<MPI_Request, std::unique_ptr<Operation>>> detached;
+  std::vector<std::unique_ptr<Operation>> abandoned;
   std::atomic<bool> has_detached{false};
 };
 
@@ -125,7 +126,22 @@ void complete_detached(bool wait) {
 }  // namespace
 
 void progress_detached() { complete_detached(false); }
-void drain_detached() { complete_detached(true); }
+
+void drain_detached() {
+  complete_detached(true);
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  t.abandoned.clear();
+}
+
+void abandon(MPI_Request request, const Operation* operation) {
+  std::unique_ptr<Operation> taken = take(request, operation);
+  if (!taken) return;
+  GDDT_LOG(kWarn, "the MPI library freed a request it reported pending (MPI_ERR_PENDING): its message is lost");
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  t.abandoned.push_back(std::move(taken));
+}
 
 }  // namespace requests
 

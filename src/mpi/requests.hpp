@@ -64,8 +64,13 @@ std::unique_ptr<Operation> take(MPI_Request request, const Operation* operation)
 void detach(MPI_Request request, std::unique_ptr<Operation> operation);
 // Completes what it can of the detached requests; cheap when there are none.
 void progress_detached();
-// Waits for every detached request (at MPI_Finalize).
+// Waits for every detached request and frees the abandoned ones (at MPI_Finalize).
 void drain_detached();
+// An operation whose request the library freed without completing it (it reported it
+// MPI_ERR_PENDING yet handed back MPI_REQUEST_NULL): out of the table, so the handle's value,
+// reused for a later request, is not taken for it; its staging is kept until drain_detached(),
+// since the library may still write into it.
+void abandon(MPI_Request request, const Operation* operation);
 
 }  // namespace requests
 
