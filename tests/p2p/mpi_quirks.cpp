@@ -94,43 +94,6 @@ bool packed_into_mixed_struct_fails() {
   });
 }
 
-// Rank 0 sends three messages of 1 MiB before rank 1 posts their receives, the middle one
-// 1,000,000 bytes long (truncated, with room behind it), and completes them with one
-// MPI_Waitall: did it free a request it reported MPI_ERR_PENDING?
-bool waitall_pending_frees_request() {
-  return rank_1_observes([](MPI_Comm comm, int rank) {
-    const int sent = 1 << 20, truncated = 1000000;
-    MPI_Request requests[3];
-    bool freed = false;
-    if (rank == 0) {
-      std::vector<char> data(3 * sent, 1);
-      for (int k = 0; k < 3; ++k) PMPI_Isend(data.data() + k * sent, sent, MPI_BYTE, 1, k, comm, &requests[k]);
-      PMPI_Barrier(comm);
-      PMPI_Waitall(3, requests, MPI_STATUSES_IGNORE);
-    } else if (rank == 1) {
-      const WorldErrorCounter world_errors;  // where the library raises request errors there
-      PMPI_Barrier(comm);
-      std::vector<char> buffer(6 * sent, 0);
-      for (int k = 0; k < 3; ++k) {
-        PMPI_Irecv(buffer.data() + 2 * k * sent, k == 1 ? truncated : sent, MPI_BYTE, 0, k, comm, &requests[k]);
-      }
-      MPI_Status statuses[3];
-      PMPI_Waitall(3, requests, statuses);
-      for (int k : {0, 2}) {
-        if (statuses[k].MPI_ERROR != MPI_ERR_PENDING) continue;
-        if (requests[k] == MPI_REQUEST_NULL) {
-          freed = true;
-        } else {
-          PMPI_Wait(&requests[k], MPI_STATUS_IGNORE);
-        }
-      }
-    } else {
-      PMPI_Barrier(comm);
-    }
-    return freed;
-  });
-}
-
 MpiQuirks& quirks() {
   static MpiQuirks measured;
   return measured;
@@ -157,9 +120,6 @@ void measure_mpi_quirks() {
   measured.request_errors_on_world = wait_errors_reach_world();
   measured.packed_into_mixed_struct = packed_into_mixed_struct_fails();
   measured.truncation_overruns_contiguous = truncation_overruns();
-  // Only where truncated large messages are tried at all: Open MPI 4.1, which overruns, also
-  // hangs in this probe under MPI_THREAD_MULTIPLE.
-  if (!measured.truncation_overruns_contiguous) measured.waitall_pending_frees_request = waitall_pending_frees_request();
 }
 
 WorldErrorCounter::WorldErrorCounter() {

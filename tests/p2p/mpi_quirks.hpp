@@ -26,10 +26,6 @@ struct MpiQuirks {
   // end (Open MPI 4.1's shared-memory single-copy path). gddt receives staged messages into
   // contiguous buffers, so a truncated large receive corrupts memory under it too.
   bool truncation_overruns_contiguous = false;
-  // An MPI_Waitall that meets a truncated large message marks another large receive it has
-  // not finished MPI_ERR_PENDING, as the standard allows, but frees its request all the same:
-  // that message is lost (Open MPI 5.0 + UCX).
-  bool waitall_pending_frees_request = false;
 };
 
 // Measures the quirks (collective over MPI_COMM_WORLD; the Suite calls it once at start).
