@@ -20,7 +20,7 @@ code and with the MPI library alone. Two ranks.
   --methods LIST     gddt,cpy2d,pipeline,contig-device,contig-staged,raw-mpi (default: all)
   --tests LIST       latency,bandwidth (default: both)
   --iterations N     most timed iterations per measurement (default 200)
-  --warmup N         most untimed iterations first (default 10)
+  --warmup N         most untimed iterations first, within the point time (default 500)
   --window N         most messages per bandwidth window (default 64)
   --point-time S     seconds aimed at per measurement; slow points run fewer iterations
                      (at least 3) (default 0.1)

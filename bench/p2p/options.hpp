@@ -39,7 +39,7 @@ struct Options {
   bool latency = true;
   bool bandwidth = true;
   int max_iterations = 200;     // timed iterations per point, fewer when a point is slow
-  int warmup = 10;              // untimed iterations, fewer when a point is slow
+  int warmup = 500;             // untimed iterations, fewer when a point is slow
   int window = 64;              // messages per bandwidth window, fewer for large messages
   double point_seconds = 0.1;   // time aimed at for the timed part of one measurement
   std::size_t chunk = 0;        // pipeline chunk bytes; 0 = picked from the message size
