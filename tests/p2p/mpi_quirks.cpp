@@ -94,6 +94,26 @@ bool packed_into_mixed_struct_fails() {
   });
 }
 
+// The truncation check's datatypes: 64 ints at a stride of 2, and 5 ints in 40 bytes.
+MPI_Datatype strided_ints() {
+  MPI_Datatype type;
+  PMPI_Type_vector(64, 1, 2, MPI_INT, &type);
+  PMPI_Type_commit(&type);
+  return type;
+}
+
+MPI_Datatype gapped_ints() {
+  const int blocks[] = {1, 3, 1};
+  const MPI_Aint displacements[] = {0, 8, 28};
+  const MPI_Datatype types[] = {MPI_INT, MPI_INT, MPI_INT};
+  MPI_Datatype gapped, resized;
+  PMPI_Type_create_struct(3, blocks, displacements, types, &gapped);
+  PMPI_Type_create_resized(gapped, 0, 40, &resized);
+  PMPI_Type_free(&gapped);
+  PMPI_Type_commit(&resized);
+  return resized;
+}
+
 MpiQuirks& quirks() {
   static MpiQuirks measured;
   return measured;
@@ -120,6 +140,57 @@ void measure_mpi_quirks() {
   measured.request_errors_on_world = wait_errors_reach_world();
   measured.packed_into_mixed_struct = packed_into_mixed_struct_fails();
   measured.truncation_overruns_contiguous = truncation_overruns();
+}
+
+bool waitall_frees_pending_receives(int strided_sent, int gapped_posted) {
+  MPI_Comm comm;
+  PMPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  int rank = 0, size = 1;
+  PMPI_Comm_rank(comm, &rank);
+  PMPI_Comm_size(comm, &size);
+  const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+  MPI_Datatype strided = strided_ints(), gapped = gapped_ints();
+  MPI_Aint lb = 0, strided_extent = 0;
+  PMPI_Type_get_extent(strided, &lb, &strided_extent);
+  // Messages 0-2 and 4 are truncated; 3 and 5 fit.
+  const bool fits[] = {false, false, false, true, false, true};
+  const std::size_t gapped_bytes = static_cast<std::size_t>(gapped_posted) * 40;
+  const std::size_t strided_bytes = static_cast<std::size_t>(strided_sent) * static_cast<std::size_t>(strided_extent);
+  std::vector<std::vector<char>> sent, received;
+  std::vector<MPI_Request> sends(6);
+  for (int tag = 0; tag < 6; ++tag) {
+    sent.emplace_back(fits[tag] ? gapped_bytes : strided_bytes, 1);
+    received.emplace_back(gapped_bytes, 0);
+    PMPI_Isend(sent.back().data(), fits[tag] ? gapped_posted : strided_sent, fits[tag] ? gapped : strided, next, tag,
+               comm, &sends[tag]);
+  }
+  PMPI_Recv(received[0].data(), gapped_posted, gapped, prev, 0, comm, MPI_STATUS_IGNORE);
+  MPI_Request request;
+  PMPI_Irecv(received[1].data(), gapped_posted, gapped, prev, 1, comm, &request);
+  PMPI_Wait(&request, MPI_STATUS_IGNORE);
+  PMPI_Irecv(received[2].data(), gapped_posted, gapped, prev, 2, comm, &request);
+  PMPI_Waitall(1, &request, MPI_STATUSES_IGNORE);
+  MPI_Request together[3];
+  MPI_Status statuses[3];
+  for (int k = 0; k < 3; ++k) PMPI_Irecv(received[3 + k].data(), gapped_posted, gapped, prev, 3 + k, comm, &together[k]);
+  int freed_pending = 0;
+  if (PMPI_Waitall(3, together, statuses) == MPI_ERR_IN_STATUS) {
+    for (int k : {0, 2}) {
+      if (statuses[k].MPI_ERROR != MPI_ERR_PENDING) continue;
+      if (together[k] == MPI_REQUEST_NULL) {
+        freed_pending = 1;
+      } else {
+        PMPI_Wait(&together[k], MPI_STATUS_IGNORE);
+      }
+    }
+  }
+  PMPI_Waitall(6, sends.data(), MPI_STATUSES_IGNORE);
+  PMPI_Allreduce(MPI_IN_PLACE, &freed_pending, 1, MPI_INT, MPI_MAX, comm);
+  PMPI_Type_free(&strided);
+  PMPI_Type_free(&gapped);
+  PMPI_Comm_free(&comm);
+  return freed_pending != 0;
 }
 
 WorldErrorCounter::WorldErrorCounter() {
