@@ -103,6 +103,12 @@ Status BoundsBuilder::place(const TypeBounds& child, std::int64_t low, std::int6
   GDDT_CHECK(sum(child.ub, high, &ub));
   (child.marked ? marked_ : plain_).include(lb, ub);
   alignment_ = std::max(alignment_, child.alignment);
+  if (!child.marked) padded_after_every_block_.include(lb, ub);
+  if (!marked_.any && padded_after_every_block_.any) {
+    Range& padded = padded_after_every_block_;
+    const std::int64_t remainder = (padded.ub - padded.lb) % alignment_;
+    if (remainder != 0) padded.ub += alignment_ - remainder;
+  }
   ++blocks_;
   children_agree_ = children_agree_ && child.library_agrees;
   return GDDT_OK;
@@ -118,6 +124,7 @@ TypeBounds BoundsBuilder::finish() const {
   bounds.occupied = true;
   bounds.alignment = alignment_;
   if (!bounds.marked && children_agree_) bounds.max_padding = (alignment_ - 1) * blocks_;
+  if (!bounds.marked) bounds.padding_after_every_block = padded_after_every_block_.ub - plain_.ub;
   return bounds;
 }
 
@@ -126,6 +133,12 @@ TypeBounds with_epsilon(const TypeBounds& bounds) {
   const std::int64_t remainder = bounds.extent() % bounds.alignment;
   if (!bounds.marked && remainder != 0) padded.ub += bounds.alignment - remainder;
   return padded;
+}
+
+TypeBounds with_epsilon_after_every_block(const TypeBounds& bounds) {
+  TypeBounds padded = bounds;
+  if (!bounds.marked) padded.ub += bounds.padding_after_every_block;
+  return with_epsilon(padded);
 }
 
 TypeBounds reconcile(const TypeBounds& standard, std::int64_t library_lb,

@@ -34,6 +34,10 @@ struct TypeBounds {
   // it adds, MPICH once per struct). Zero where markers fix the bounds, or where a child's
   // bounds were replaced, as the library's padding then cannot be told from its mistakes.
   std::int64_t max_padding = 0;
+  // How far ub moves when the extent is rounded up to the alignment so far after every block
+  // placed, the way Open MPI pads, rather than once at the end: its own bounds where gddt
+  // replaces a wrong one of that library's. Zero where markers fix the bounds.
+  std::int64_t padding_after_every_block = 0;
 
   std::int64_t extent() const { return ub - lb; }
 };
@@ -67,6 +71,7 @@ class BoundsBuilder {
   };
   Range plain_;
   Range marked_;
+  Range padded_after_every_block_;  // plain_, its extent rounded up after each place()
   std::uint32_t alignment_ = 1;
   std::int64_t blocks_ = 0;
   bool children_agree_ = true;
@@ -75,6 +80,10 @@ class BoundsBuilder {
 // `bounds` with the standard's epsilon: the extent rounded up to a multiple of the
 // alignment, unless markers fix the bounds.
 TypeBounds with_epsilon(const TypeBounds& bounds);
+
+// `bounds` padded the way Open MPI pads: after every block placed (padding_after_every_block)
+// and then once more, unless markers fix the bounds.
+TypeBounds with_epsilon_after_every_block(const TypeBounds& bounds);
 
 // The bounds gddt uses for a derived type whose standard bounds (without epsilon) are
 // `standard` where the library reports `library_lb`/`library_extent`: the library's where

@@ -415,9 +415,10 @@ Status decode_opaque(MPI_Datatype datatype, const Facts& facts, Layout* out) {
   return GDDT_OK;
 }
 
-// Whether the library adds the epsilon to every derived type (Open MPI) or to structs only
-// (MPICH; the standard's own examples are structs), asked once with a type whose bounds
-// differ by nothing else. Only needed where the library's bounds of a type are wrong.
+// Whether the library adds the epsilon to every derived type, after every block it adds (Open
+// MPI), or once to structs only (MPICH; the standard's own examples are structs), asked once
+// with a type whose bounds differ by nothing else. Only needed where the library's bounds of
+// a type are wrong.
 bool library_pads_every_constructor() {
   static const bool pads = [] {
     MPI_Datatype probe = MPI_DATATYPE_NULL;
@@ -465,7 +466,9 @@ Status decode_node(MPI_Datatype datatype, Decoded* out) {
     bool replaced = false;
     decoded.bounds = reconcile(decoded.bounds, facts.lb, facts.extent, &replaced);
     if (replaced) {
-      if (combiner == MPI_COMBINER_STRUCT || library_pads_every_constructor()) {
+      if (library_pads_every_constructor()) {
+        decoded.bounds = with_epsilon_after_every_block(decoded.bounds);
+      } else if (combiner == MPI_COMBINER_STRUCT) {
         decoded.bounds = with_epsilon(decoded.bounds);
       }
       note_replaced_bounds(constructor, facts, decoded.bounds);

@@ -152,6 +152,26 @@ TEST(Bounds, LibraryMistakesAreReplaced) {
   EXPECT_EQ(with_epsilon(b).extent(), 32);
 }
 
+TEST(Bounds, ReplacedBoundsArePaddedTheLibrarysWay) {
+  // struct {2 x hvector(2, 2, -1 B, MPI_C_DOUBLE_COMPLEX) @67, 2 x hindexed_block(3, {-24, -5}
+  // B, MPI_DOUBLE) @49, 2 x MPI_LONG_INT @-64}, whose hvector Open MPI 4.1 gets wrong (lb 0,
+  // extent 64): the children's bounds as padded by Open MPI, [-1, 39) and [-24, 24).
+  BoundsBuilder builder;
+  ASSERT_EQ(builder.place(plain(-1, 39, 8), 67, 107), GDDT_OK);
+  ASSERT_EQ(builder.place(plain(-24, 24, 8), 49, 97), GDDT_OK);
+  ASSERT_EQ(builder.place(plain(0, 16, 8), -64, -48), GDDT_OK);
+  const TypeBounds standard = builder.finish();
+  EXPECT_EQ(standard.lb, -64);
+  EXPECT_EQ(standard.extent(), 210);
+  // One epsilon at the end (MPICH's structs): 216. Open MPI rounds the extent so far up after
+  // every block: [25, 146) becomes [25, 153) after the second block, so 224.
+  EXPECT_EQ(with_epsilon(standard).extent(), 216);
+  EXPECT_EQ(with_epsilon_after_every_block(standard).extent(), 224);
+  // Markers leave nothing to pad.
+  const TypeBounds marked = resized_bounds(standard, 0, 9);
+  EXPECT_EQ(with_epsilon_after_every_block(marked).extent(), 9);
+}
+
 TEST(Bounds, NamedTypesAreAlignedLikeTheirCTypes) {
   EXPECT_EQ(library_bounds(MPI_CHAR, 0, 1).alignment, 1u);
   EXPECT_EQ(library_bounds(MPI_DOUBLE, 0, 8).alignment, 8u);
