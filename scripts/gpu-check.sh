@@ -72,6 +72,8 @@ if [[ $stages == *bench* ]]; then
     echo "=== host 8-byte ping-pong without and with gddt ($name)"
     "$@" "$dir/bench/gddt-bench-nolink" --host-pingpong 2>&1 | tail -n 1
     "$@" -x LD_PRELOAD="$PWD/$dir/src/libgddt.so" "$dir/bench/gddt-bench-nolink" --host-pingpong 2>&1 | tail -n 1
+    echo "=== how many messages the MPI library alone takes to settle ($name)"
+    "$@" "$dir/bench/gddt-bench-settling" 4096 pinned 2>&1 | tail -n 1
     return $rc
   }
   # halo_bench NAME BUILD LAUNCHER...: the halo exchange of six device faces, with the packs
