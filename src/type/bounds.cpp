@@ -138,6 +138,7 @@ TypeBounds with_epsilon(const TypeBounds& bounds) {
 TypeBounds with_epsilon_after_every_block(const TypeBounds& bounds) {
   TypeBounds padded = bounds;
   if (!bounds.marked) padded.ub += bounds.padding_after_every_block;
+  padded.padding_after_every_block = 0;  // in ub now: a dup of this type must not add it again
   return with_epsilon(padded);
 }
 
@@ -147,7 +148,10 @@ TypeBounds reconcile(const TypeBounds& standard, std::int64_t library_lb,
   const std::int64_t padding = library_extent - standard.extent();
   *replaced = library_lb != standard.lb || padding < 0 || padding > standard.max_padding;
   result.library_agrees = !*replaced;
-  if (!*replaced) result.ub = library_lb + library_extent;
+  if (!*replaced) {
+    result.ub = library_lb + library_extent;
+    result.padding_after_every_block = 0;  // the library's ub has its padding
+  }
   return result;
 }
 

@@ -167,6 +167,9 @@ TEST(Bounds, ReplacedBoundsArePaddedTheLibrarysWay) {
   // every block: [25, 146) becomes [25, 153) after the second block, so 224.
   EXPECT_EQ(with_epsilon(standard).extent(), 216);
   EXPECT_EQ(with_epsilon_after_every_block(standard).extent(), 224);
+  // Padded once: a dup of the type, whose bounds are replaced too, keeps them.
+  const TypeBounds padded = with_epsilon_after_every_block(standard);
+  EXPECT_EQ(with_epsilon_after_every_block(padded).extent(), 224);
   // Markers leave nothing to pad.
   const TypeBounds marked = resized_bounds(standard, 0, 9);
   EXPECT_EQ(with_epsilon_after_every_block(marked).extent(), 9);
