@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "type/contents.hpp"
 #include "type/datatype.hpp"
 
 namespace gddt::type {
@@ -46,11 +47,7 @@ Entry analyse(MPI_Datatype datatype) {
   return entry;
 }
 
-bool is_named(MPI_Datatype datatype) {
-  int ni, na, nd, combiner = MPI_UNDEFINED;
-  return PMPI_Type_get_envelope(datatype, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
-         combiner == MPI_COMBINER_NAMED;
-}
+bool is_named(MPI_Datatype datatype) { return combiner_of(datatype) == MPI_COMBINER_NAMED; }
 
 bool is_plain(const Layout& layout) {
   return layout.shape == Shape::kContiguous && layout.pieces[0].offset == 0 && layout.lb == 0 &&

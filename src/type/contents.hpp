@@ -1,6 +1,8 @@
 // Reading a datatype's constructor through MPI_Type_get_envelope/get_contents, for the
 // decoder and for packed twins. Always through the PMPI_ names, since gddt interposes the
-// MPI_ ones.
+// MPI_ ones. An MPI-4 library refuses the int queries for a type built by a large-count
+// constructor (MPICH 4 aborts the program), so where the library has the _c queries they are
+// asked, and large-count arguments are turned into the int constructor's arguments.
 #pragma once
 
 #include <mpi.h>
@@ -13,20 +15,23 @@ namespace gddt::type {
 
 inline Status mpi_status(int code) { return code == MPI_SUCCESS ? GDDT_OK : GDDT_ERR_MPI; }
 
-// The combiner of `datatype`, and how many integers, addresses and datatypes describe it.
-inline int combiner_of(MPI_Datatype datatype, int* ni, int* na, int* nd) {
+// What MPI_Type_get_envelope(_c) says of a datatype: its combiner, and how many arguments of
+// each kind get_contents(_c) returns.
+struct Envelope {
   int combiner = MPI_UNDEFINED;
-  PMPI_Type_get_envelope(datatype, ni, na, nd, &combiner);
-  return combiner;
-}
+  MPI_Count integers = 0;
+  MPI_Count addresses = 0;
+  MPI_Count large_counts = 0;  // only from a large-count constructor
+  MPI_Count datatypes = 0;
+};
 
-inline int combiner_of(MPI_Datatype datatype) {
-  int ni = 0, na = 0, nd = 0;
-  return combiner_of(datatype, &ni, &na, &nd);
-}
+Envelope envelope_of(MPI_Datatype datatype);
 
-// The arguments of a derived datatype's constructor. The datatype handles get_contents
-// returns are new references; the derived ones are released here (named ones must not be).
+inline int combiner_of(MPI_Datatype datatype) { return envelope_of(datatype).combiner; }
+
+// The arguments of a derived datatype's constructor, as the int constructor takes them. The
+// datatype handles get_contents returns are new references; the derived ones are released
+// here (named ones must not be).
 class Contents {
  public:
   Contents() = default;
@@ -38,12 +43,8 @@ class Contents {
     }
   }
 
-  Status read(MPI_Datatype datatype, int ni, int na, int nd) {
-    ints.resize(static_cast<std::size_t>(ni));
-    addresses.resize(static_cast<std::size_t>(na));
-    types.assign(static_cast<std::size_t>(nd), MPI_DATATYPE_NULL);
-    return mpi_status(PMPI_Type_get_contents(datatype, ni, na, nd, ints.data(), addresses.data(), types.data()));
-  }
+  // GDDT_ERR_UNSUPPORTED where a large count does not fit the int constructor's argument.
+  Status read(MPI_Datatype datatype, const Envelope& envelope);
 
   std::vector<int> ints;
   std::vector<MPI_Aint> addresses;

@@ -452,8 +452,8 @@ Status decode_node(MPI_Datatype datatype, Decoded* out) {
   if (datatype == MPI_DATATYPE_NULL) return GDDT_ERR_INVALID_TYPE;
   Facts facts;
   GDDT_CHECK(read_facts(datatype, &facts));
-  int ni = 0, na = 0, nd = 0;
-  const int combiner = combiner_of(datatype, &ni, &na, &nd);
+  const Envelope envelope = envelope_of(datatype);
+  const int combiner = envelope.combiner;
   const char* constructor = constructor_name(combiner);
   Decoded decoded;
   if (combiner == MPI_COMBINER_NAMED) {
@@ -461,7 +461,7 @@ Status decode_node(MPI_Datatype datatype, Decoded* out) {
     decoded.bounds = library_bounds(datatype, facts.lb, facts.extent);
   } else if (constructor != nullptr) {
     Contents contents;
-    GDDT_CHECK(contents.read(datatype, ni, na, nd));
+    GDDT_CHECK(contents.read(datatype, envelope));
     GDDT_CHECK(decode_derived(combiner, contents, &decoded));
     bool replaced = false;
     decoded.bounds = reconcile(decoded.bounds, facts.lb, facts.extent, &replaced);

@@ -84,8 +84,8 @@ bool packed_struct(const std::vector<int>& lengths, const std::vector<MPI_Dataty
 
 // The twin of `datatype` before it is resized to its size.
 bool build_unresized(MPI_Datatype datatype, Handle* out) {
-  int ni = 0, na = 0, nd = 0;
-  const int combiner = combiner_of(datatype, &ni, &na, &nd);
+  const Envelope envelope = envelope_of(datatype);
+  const int combiner = envelope.combiner;
   if (combiner == MPI_COMBINER_NAMED) {
     MPI_Datatype value = MPI_DATATYPE_NULL;
     if (pair_members(datatype, &value)) return packed_struct({1, 1}, {value, MPI_INT}, out);
@@ -93,7 +93,7 @@ bool build_unresized(MPI_Datatype datatype, Handle* out) {
     return true;
   }
   Contents c;
-  if (is_error(c.read(datatype, ni, na, nd))) return false;
+  if (is_error(c.read(datatype, envelope))) return false;
   Handle child;
   switch (combiner) {
     case MPI_COMBINER_DUP:
