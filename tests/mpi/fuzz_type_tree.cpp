@@ -16,8 +16,79 @@ std::vector<int> to_ints(const std::vector<std::int64_t>& values) {
   return std::vector<int>(values.begin(), values.end());
 }
 
-int call_constructor(const TypeNode& node, const std::vector<MPI_Datatype>& children,
+#if MPI_VERSION >= 4
+template <typename T>
+std::vector<MPI_Count> to_counts(const std::vector<T>& values) {
+  return std::vector<MPI_Count>(values.begin(), values.end());
+}
+
+// The same constructor through MPI-4's large-count form: the library then describes the type
+// to gddt only through the _c queries. Named types, dup and the rest have none.
+bool call_large_count_constructor(const TypeNode& node, const std::vector<MPI_Datatype>& children,
+                                  MPI_Datatype* out, int* rc) {
+  const MPI_Count blocks = static_cast<MPI_Count>(node.displacements.size());
+  const int ndims = static_cast<int>(node.sizes.size());
+  const std::vector<MPI_Count> lengths = to_counts(node.blocklengths);
+  const std::vector<MPI_Count> displacements = to_counts(node.displacements);
+  switch (node.constructor) {
+    case Constructor::kContiguous:
+      *rc = MPI_Type_contiguous_c(node.count, children[0], out);
+      return true;
+    case Constructor::kVector:
+      *rc = MPI_Type_vector_c(node.count, node.blocklength, node.stride, children[0], out);
+      return true;
+    case Constructor::kHvector:
+      *rc = MPI_Type_create_hvector_c(node.count, node.blocklength, node.stride, children[0], out);
+      return true;
+    case Constructor::kIndexed:
+      *rc = MPI_Type_indexed_c(blocks, lengths.data(), displacements.data(), children[0], out);
+      return true;
+    case Constructor::kHindexed:
+      *rc = MPI_Type_create_hindexed_c(blocks, lengths.data(), displacements.data(), children[0], out);
+      return true;
+    case Constructor::kIndexedBlock:
+      *rc = MPI_Type_create_indexed_block_c(blocks, node.blocklength, displacements.data(), children[0], out);
+      return true;
+    case Constructor::kHindexedBlock:
+      *rc = MPI_Type_create_hindexed_block_c(blocks, node.blocklength, displacements.data(), children[0], out);
+      return true;
+    case Constructor::kStruct:
+      *rc = MPI_Type_create_struct_c(blocks, lengths.data(), displacements.data(), children.data(), out);
+      return true;
+    case Constructor::kSubarray: {
+      const std::vector<MPI_Count> sizes = to_counts(node.sizes), subsizes = to_counts(node.subsizes),
+                                   starts = to_counts(node.starts);
+      *rc = MPI_Type_create_subarray_c(ndims, sizes.data(), subsizes.data(), starts.data(), node.order, children[0],
+                                       out);
+      return true;
+    }
+    case Constructor::kDarray: {
+      int grid_size = 1;
+      for (int extent : node.process_grid) grid_size *= extent;
+      const std::vector<MPI_Count> sizes = to_counts(node.sizes);
+      *rc = MPI_Type_create_darray_c(grid_size, node.grid_rank, ndims, sizes.data(), node.distributions.data(),
+                                     node.dargs.data(), node.process_grid.data(), node.order, children[0], out);
+      return true;
+    }
+    case Constructor::kResized:
+      *rc = MPI_Type_create_resized_c(children[0], node.resized_lb, node.resized_extent, out);
+      return true;
+    case Constructor::kNamed:
+    case Constructor::kDup:
+      return false;
+  }
+  return false;
+}
+#endif
+
+int call_constructor(const TypeNode& node, const std::vector<MPI_Datatype>& children, bool large_count,
                      MPI_Datatype* out) {
+#if MPI_VERSION >= 4
+  int rc = MPI_SUCCESS;
+  if (large_count && call_large_count_constructor(node, children, out, &rc)) return rc;
+#else
+  (void)large_count;
+#endif
   const int blocks = static_cast<int>(node.displacements.size());
   const int ndims = static_cast<int>(node.sizes.size());
   switch (node.constructor) {
@@ -82,7 +153,7 @@ void free_derived(std::vector<MPI_Datatype>* handles) {
 int build(const TypeNode& node, std::uint64_t commit_mask, int* next_bit, MPI_Datatype* out,
           LibraryBoundsMap* bounds) {
   *out = MPI_DATATYPE_NULL;
-  if (node.constructor == Constructor::kNamed) return call_constructor(node, {}, out);
+  if (node.constructor == Constructor::kNamed) return call_constructor(node, {}, false, out);
   std::vector<MPI_Datatype> children;   // what the constructor gets
   std::vector<MPI_Datatype> derived;    // what this call must free
   for (const TypeNode& child : node.children) {
@@ -99,7 +170,9 @@ int build(const TypeNode& node, std::uint64_t commit_mask, int* next_bit, MPI_Da
     }
     children.push_back(handle);
   }
-  int rc = call_constructor(node, children, out);
+  // Where the library has them, the mask's high bits pick MPI-4's large-count constructors.
+  const bool large_count = (commit_mask >> (63 - *next_bit % 64) & 1) != 0;
+  int rc = call_constructor(node, children, large_count, out);
   free_derived(&derived);
   if (rc == MPI_SUCCESS) {
     MPI_Aint lb = 0, extent = 0;

@@ -83,7 +83,9 @@ using LibraryBoundsMap = std::map<const TypeNode*, LibraryBounds>;
 // in *bounds. Intermediate handles are freed as soon as their
 // parent exists, as MPI allows, so gddt must cope with handles freed (and reused) below a
 // live type. Some of them are committed first (`commit_mask`: one bit per derived child in
-// construction order) so both committed and uncommitted children reach gddt's decoder.
+// construction order) so both committed and uncommitted children reach gddt's decoder; where
+// the library has MPI-4's large-count constructors, the mask's high bits pick them for some
+// nodes, which the library then describes only through the _c queries.
 // Returns MPI_SUCCESS or the failing call's code.
 int build_datatype(const TypeNode& node, std::uint64_t commit_mask, MPI_Datatype* datatype,
                    LibraryBoundsMap* bounds);
