@@ -51,7 +51,9 @@ int main(int argc, char** argv) {
   std::memset(buffer, 1, static_cast<size_t>(bytes));
   const int peer = 1 - rank;
   MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 0) std::printf("%d B, %s: one-way us, median of each %d round trips:", bytes, memory.c_str(), kRoundTripsPerRun);
+  if (rank == 0) {
+    std::printf("%d B, %s: one-way us, median of each %d round trips:", bytes, memory.c_str(), kRoundTripsPerRun);
+  }
   std::vector<double> one_way;
   for (int run = 0; run < kRuns; ++run) {
     one_way.clear();

@@ -111,7 +111,8 @@ GDDT_MPI_ENTRY int MPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Dataty
                                           int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   if (fits_int(count) || count < 0)
     return MPI_Sendrecv_replace(buf, narrowed(count), datatype, dest, sendtag, source, recvtag, comm, status);
-  if (library_takes(buf)) return PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+  if (library_takes(buf))
+    return PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
   return count_too_large(comm);
 }
 
@@ -166,7 +167,8 @@ GDDT_MPI_ENTRY int MPI_Pack_c(const void* inbuf, MPI_Count incount, MPI_Datatype
 
 GDDT_MPI_ENTRY int MPI_Unpack_c(const void* inbuf, MPI_Count insize, MPI_Count* position, void* outbuf,
                                 MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm) {
-  if (position == nullptr) return MPI_Unpack(inbuf, clamped(insize), nullptr, outbuf, narrowed(outcount), datatype, comm);
+  if (position == nullptr)
+    return MPI_Unpack(inbuf, clamped(insize), nullptr, outbuf, narrowed(outcount), datatype, comm);
   if (packs_within_int(outcount, *position, insize, datatype)) {
     int at = narrowed(*position);
     const int rc = MPI_Unpack(inbuf, clamped(insize), &at, outbuf, narrowed(outcount), datatype, comm);

@@ -173,7 +173,9 @@ bool waitall_frees_pending_receives(int strided_sent, int gapped_posted) {
   PMPI_Waitall(1, &request, MPI_STATUSES_IGNORE);
   MPI_Request together[3];
   MPI_Status statuses[3];
-  for (int k = 0; k < 3; ++k) PMPI_Irecv(received[3 + k].data(), gapped_posted, gapped, prev, 3 + k, comm, &together[k]);
+  for (int k = 0; k < 3; ++k) {
+    PMPI_Irecv(received[3 + k].data(), gapped_posted, gapped, prev, 3 + k, comm, &together[k]);
+  }
   int freed_pending = 0;
   if (PMPI_Waitall(3, together, statuses) == MPI_ERR_IN_STATUS) {
     for (int k : {0, 2}) {
