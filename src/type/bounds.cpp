@@ -57,6 +57,12 @@ std::uint32_t named_alignment(MPI_Datatype named, std::int64_t extent) {
   return scalar_alignment(extent);
 }
 
+// `ub` moved up so that ub - lb is a multiple of `alignment`: the epsilon.
+std::int64_t padded_ub(std::int64_t lb, std::int64_t ub, std::uint32_t alignment) {
+  const std::int64_t remainder = (ub - lb) % alignment;
+  return remainder == 0 ? ub : ub + (alignment - remainder);
+}
+
 Status sum(std::int64_t a, std::int64_t b, std::int64_t* out) {
   return __builtin_add_overflow(a, b, out) ? GDDT_ERR_UNSUPPORTED : GDDT_OK;
 }
@@ -106,8 +112,7 @@ Status BoundsBuilder::place(const TypeBounds& child, std::int64_t low, std::int6
   if (!child.marked) padded_after_every_block_.include(lb, ub);
   if (!marked_.any && padded_after_every_block_.any) {
     Range& padded = padded_after_every_block_;
-    const std::int64_t remainder = (padded.ub - padded.lb) % alignment_;
-    if (remainder != 0) padded.ub += alignment_ - remainder;
+    padded.ub = padded_ub(padded.lb, padded.ub, alignment_);
   }
   ++blocks_;
   children_agree_ = children_agree_ && child.library_agrees;
@@ -130,8 +135,7 @@ TypeBounds BoundsBuilder::finish() const {
 
 TypeBounds with_epsilon(const TypeBounds& bounds) {
   TypeBounds padded = bounds;
-  const std::int64_t remainder = bounds.extent() % bounds.alignment;
-  if (!bounds.marked && remainder != 0) padded.ub += bounds.alignment - remainder;
+  if (!bounds.marked) padded.ub = padded_ub(bounds.lb, bounds.ub, bounds.alignment);
   return padded;
 }
 
