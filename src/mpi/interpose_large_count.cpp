@@ -25,6 +25,10 @@ using gddt::mpi::disabled;
 
 bool fits_int(MPI_Count count) { return count >= INT_MIN && count <= INT_MAX; }
 
+// Whether a call takes the int shim: every count that fits an int, and every negative one,
+// which the int shim rejects as the library would.
+bool int_shim_takes(MPI_Count count) { return count <= INT_MAX; }
+
 // What the int shims get for `count`: itself where it fits an int, else -1 for a negative
 // count (rejected there as the library would) and INT_MAX for a large one (never reaches them).
 int narrowed(MPI_Count count) { return fits_int(count) ? static_cast<int>(count) : (count < 0 ? -1 : INT_MAX); }
@@ -45,20 +49,20 @@ int count_too_large(MPI_Comm comm) {
 
 }  // namespace
 
-#define GDDT_LARGE_COUNT_SEND(name)                                                                             \
-  GDDT_MPI_ENTRY int MPI_##name##_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, \
-                                    MPI_Comm comm) {                                                            \
-    if (fits_int(count) || count < 0) return MPI_##name(buf, narrowed(count), datatype, dest, tag, comm);       \
-    if (library_takes(buf)) return PMPI_##name##_c(buf, count, datatype, dest, tag, comm);                     \
-    return count_too_large(comm);                                                                               \
+#define GDDT_LARGE_COUNT_SEND(name)                                                                                    \
+  GDDT_MPI_ENTRY int MPI_##name##_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,        \
+                                    MPI_Comm comm) {                                                                   \
+    if (int_shim_takes(count)) return MPI_##name(buf, narrowed(count), datatype, dest, tag, comm);                     \
+    if (library_takes(buf)) return PMPI_##name##_c(buf, count, datatype, dest, tag, comm);                             \
+    return count_too_large(comm);                                                                                      \
   }
 
-#define GDDT_LARGE_COUNT_REQUEST_SEND(name)                                                                     \
-  GDDT_MPI_ENTRY int MPI_##name##_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, \
-                                    MPI_Comm comm, MPI_Request* request) {                                      \
-    if (fits_int(count) || count < 0) return MPI_##name(buf, narrowed(count), datatype, dest, tag, comm, request); \
-    if (library_takes(buf)) return PMPI_##name##_c(buf, count, datatype, dest, tag, comm, request);            \
-    return count_too_large(comm);                                                                               \
+#define GDDT_LARGE_COUNT_REQUEST_SEND(name)                                                                            \
+  GDDT_MPI_ENTRY int MPI_##name##_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,        \
+                                    MPI_Comm comm, MPI_Request* request) {                                             \
+    if (int_shim_takes(count)) return MPI_##name(buf, narrowed(count), datatype, dest, tag, comm, request);            \
+    if (library_takes(buf)) return PMPI_##name##_c(buf, count, datatype, dest, tag, comm, request);                    \
+    return count_too_large(comm);                                                                                      \
   }
 
 GDDT_LARGE_COUNT_SEND(Send)
@@ -76,21 +80,21 @@ GDDT_LARGE_COUNT_REQUEST_SEND(Bsend_init)
 
 GDDT_MPI_ENTRY int MPI_Recv_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                               MPI_Status* status) {
-  if (fits_int(count) || count < 0) return MPI_Recv(buf, narrowed(count), datatype, source, tag, comm, status);
+  if (int_shim_takes(count)) return MPI_Recv(buf, narrowed(count), datatype, source, tag, comm, status);
   if (library_takes(buf)) return PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
   return count_too_large(comm);
 }
 
 GDDT_MPI_ENTRY int MPI_Irecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                                MPI_Request* request) {
-  if (fits_int(count) || count < 0) return MPI_Irecv(buf, narrowed(count), datatype, source, tag, comm, request);
+  if (int_shim_takes(count)) return MPI_Irecv(buf, narrowed(count), datatype, source, tag, comm, request);
   if (library_takes(buf)) return PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
   return count_too_large(comm);
 }
 
 GDDT_MPI_ENTRY int MPI_Recv_init_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
                                    MPI_Comm comm, MPI_Request* request) {
-  if (fits_int(count) || count < 0) return MPI_Recv_init(buf, narrowed(count), datatype, source, tag, comm, request);
+  if (int_shim_takes(count)) return MPI_Recv_init(buf, narrowed(count), datatype, source, tag, comm, request);
   if (library_takes(buf)) return PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
   return count_too_large(comm);
 }
@@ -98,7 +102,7 @@ GDDT_MPI_ENTRY int MPI_Recv_init_c(void* buf, MPI_Count count, MPI_Datatype data
 GDDT_MPI_ENTRY int MPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
                                   int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source,
                                   int recvtag, MPI_Comm comm, MPI_Status* status) {
-  if ((fits_int(sendcount) || sendcount < 0) && (fits_int(recvcount) || recvcount < 0))
+  if (int_shim_takes(sendcount) && int_shim_takes(recvcount))
     return MPI_Sendrecv(sendbuf, narrowed(sendcount), sendtype, dest, sendtag, recvbuf, narrowed(recvcount), recvtype,
                         source, recvtag, comm, status);
   if (library_takes(sendbuf) && library_takes(recvbuf))
@@ -109,7 +113,7 @@ GDDT_MPI_ENTRY int MPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_
 
 GDDT_MPI_ENTRY int MPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
                                           int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
-  if (fits_int(count) || count < 0)
+  if (int_shim_takes(count))
     return MPI_Sendrecv_replace(buf, narrowed(count), datatype, dest, sendtag, source, recvtag, comm, status);
   if (library_takes(buf))
     return PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
@@ -119,14 +123,14 @@ GDDT_MPI_ENTRY int MPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Dataty
 // A matched message has no communicator to raise an error on: the world's handler takes it.
 GDDT_MPI_ENTRY int MPI_Mrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
                                MPI_Status* status) {
-  if (fits_int(count) || count < 0) return MPI_Mrecv(buf, narrowed(count), datatype, message, status);
+  if (int_shim_takes(count)) return MPI_Mrecv(buf, narrowed(count), datatype, message, status);
   if (library_takes(buf)) return PMPI_Mrecv_c(buf, count, datatype, message, status);
   return count_too_large(MPI_COMM_WORLD);
 }
 
 GDDT_MPI_ENTRY int MPI_Imrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
                                 MPI_Request* request) {
-  if (fits_int(count) || count < 0) return MPI_Imrecv(buf, narrowed(count), datatype, message, request);
+  if (int_shim_takes(count)) return MPI_Imrecv(buf, narrowed(count), datatype, message, request);
   if (library_takes(buf)) return PMPI_Imrecv_c(buf, count, datatype, message, request);
   return count_too_large(MPI_COMM_WORLD);
 }
