@@ -69,15 +69,6 @@ bool parse_memory(const std::string& text, std::array<MemoryKind, 4>* by_rank) {
   return false;
 }
 
-// Which shared object provides MPI_Send to this process: shows whether gddt sits in front.
-std::string provider_of_mpi_send() {
-  void* symbol = dlsym(RTLD_DEFAULT, "MPI_Send");
-  Dl_info info{};
-  if (symbol == nullptr || dladdr(symbol, &info) == 0 || info.dli_fname == nullptr) return "?";
-  const char* slash = std::strrchr(info.dli_fname, '/');
-  return slash != nullptr ? slash + 1 : info.dli_fname;
-}
-
 const char* loaded_gddt_version() {
   using VersionFunction = const char* (*)();
   auto version = reinterpret_cast<VersionFunction>(dlsym(RTLD_DEFAULT, "gddt_version_string"));
@@ -100,6 +91,14 @@ bool all_ranks(bool local) {
 }
 
 }  // namespace
+
+std::string provider_of(const char* symbol_name) {
+  void* symbol = dlsym(RTLD_DEFAULT, symbol_name);
+  Dl_info info{};
+  if (symbol == nullptr || dladdr(symbol, &info) == 0 || info.dli_fname == nullptr) return "?";
+  const char* slash = std::strrchr(info.dli_fname, '/');
+  return slash != nullptr ? slash + 1 : info.dli_fname;
+}
 
 std::uint64_t mix_seed(std::uint64_t a, std::uint64_t b) {
   std::uint64_t z = a + 0x9e3779b97f4a7c15ull * (b + 1);  // splitmix64 finalizer
@@ -200,7 +199,7 @@ Suite::Suite(int* argc, char*** argv, const char* program, int thread_level) : p
     std::printf("%s: %d ranks, memory %s, seed %llu, gddt %s, MPI_Send from %s\n", program_.c_str(),
                 base_.size, memory_text.c_str(), static_cast<unsigned long long>(run_seed),
                 gddt_version != nullptr ? gddt_version : "not loaded",
-                provider_of_mpi_send().c_str());
+                provider_of("MPI_Send").c_str());
     const std::string quirks = describe_quirks(mpi_quirks());
     if (!quirks.empty())
       std::printf("MPI library quirks measured through PMPI:%s\n", quirks.c_str());

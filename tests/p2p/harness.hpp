@@ -85,6 +85,10 @@ void expect_success(int mpi_result, const char* call_text);
 // aborts the job (nothing sensible can follow a request that never completes).
 void poll_until(const std::function<bool()>& done, const std::string& what, double seconds = 120);
 
+// The file name of the shared object that provides `symbol_name` to this process ("?" when
+// none does): shows whether gddt sits in front of an MPI entry point.
+std::string provider_of(const char* symbol_name);
+
 // A 64-bit mix of two values, used to derive seeds.
 std::uint64_t mix_seed(std::uint64_t a, std::uint64_t b);
 
