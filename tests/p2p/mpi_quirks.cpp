@@ -94,26 +94,6 @@ bool packed_into_mixed_struct_fails() {
   });
 }
 
-// The truncation check's datatypes: 64 ints at a stride of 2, and 5 ints in 40 bytes.
-MPI_Datatype strided_ints() {
-  MPI_Datatype type;
-  PMPI_Type_vector(64, 1, 2, MPI_INT, &type);
-  PMPI_Type_commit(&type);
-  return type;
-}
-
-MPI_Datatype gapped_ints() {
-  const int blocks[] = {1, 3, 1};
-  const MPI_Aint displacements[] = {0, 8, 28};
-  const MPI_Datatype types[] = {MPI_INT, MPI_INT, MPI_INT};
-  MPI_Datatype gapped, resized;
-  PMPI_Type_create_struct(3, blocks, displacements, types, &gapped);
-  PMPI_Type_create_resized(gapped, 0, 40, &resized);
-  PMPI_Type_free(&gapped);
-  PMPI_Type_commit(&resized);
-  return resized;
-}
-
 MpiQuirks& quirks() {
   static MpiQuirks measured;
   return measured;
@@ -142,7 +122,7 @@ void measure_mpi_quirks() {
   measured.truncation_overruns_contiguous = truncation_overruns();
 }
 
-bool waitall_frees_pending_receives(int strided_sent, int gapped_posted) {
+bool waitall_frees_pending_receives(MPI_Datatype strided, int strided_sent, MPI_Datatype gapped, int gapped_posted) {
   MPI_Comm comm;
   PMPI_Comm_dup(MPI_COMM_WORLD, &comm);
   PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
@@ -150,12 +130,13 @@ bool waitall_frees_pending_receives(int strided_sent, int gapped_posted) {
   PMPI_Comm_rank(comm, &rank);
   PMPI_Comm_size(comm, &size);
   const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
-  MPI_Datatype strided = strided_ints(), gapped = gapped_ints();
-  MPI_Aint lb = 0, strided_extent = 0;
+  // Both types start at their lower bound 0, as the check's do.
+  MPI_Aint lb = 0, strided_extent = 0, gapped_extent = 0;
   PMPI_Type_get_extent(strided, &lb, &strided_extent);
+  PMPI_Type_get_extent(gapped, &lb, &gapped_extent);
   // Messages 0-2 and 4 are truncated; 3 and 5 fit.
   const bool fits[] = {false, false, false, true, false, true};
-  const std::size_t gapped_bytes = static_cast<std::size_t>(gapped_posted) * 40;
+  const std::size_t gapped_bytes = static_cast<std::size_t>(gapped_posted) * static_cast<std::size_t>(gapped_extent);
   const std::size_t strided_bytes = static_cast<std::size_t>(strided_sent) * static_cast<std::size_t>(strided_extent);
   std::vector<std::vector<char>> sent, received;
   std::vector<MPI_Request> sends(6);
@@ -189,8 +170,6 @@ bool waitall_frees_pending_receives(int strided_sent, int gapped_posted) {
   }
   PMPI_Waitall(6, sends.data(), MPI_STATUSES_IGNORE);
   PMPI_Allreduce(MPI_IN_PLACE, &freed_pending, 1, MPI_INT, MPI_MAX, comm);
-  PMPI_Type_free(&strided);
-  PMPI_Type_free(&gapped);
   PMPI_Comm_free(&comm);
   return freed_pending != 0;
 }

@@ -29,13 +29,13 @@ struct MpiQuirks {
 };
 
 // Whether the library itself, given the truncation check's sequence on host memory (three
-// truncated receives of `strided_sent` vectors of 64 ints into `gapped_posted` structs of 5 ints
-// in 40 bytes, by MPI_Recv, MPI_Wait and MPI_Waitall, then three receives in one MPI_Waitall
-// with the middle one truncated), marks a receive beside the truncated one MPI_ERR_PENDING yet
-// frees its request (Open MPI 5 + UCX with 1 MiB messages). Collective over MPI_COMM_WORLD,
+// truncated receives of `strided_sent` elements of `strided` into `gapped_posted` elements of
+// `gapped`, by MPI_Recv, MPI_Wait and MPI_Waitall, then three receives in one MPI_Waitall with
+// the middle one truncated; `gapped` messages fit), marks a receive beside the truncated one
+// MPI_ERR_PENDING yet frees its request (Open MPI 5 + UCX with 1 MiB messages). Collective over MPI_COMM_WORLD,
 // ranks in a ring; asked only where gddt was seen doing so, since truncated large messages
 // upset some libraries under MPI_THREAD_MULTIPLE.
-bool waitall_frees_pending_receives(int strided_sent, int gapped_posted);
+bool waitall_frees_pending_receives(MPI_Datatype strided, int strided_sent, MPI_Datatype gapped, int gapped_posted);
 
 // Measures the quirks (collective over MPI_COMM_WORLD; the Suite calls it once at start).
 void measure_mpi_quirks();

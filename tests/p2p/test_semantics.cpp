@@ -475,7 +475,8 @@ void truncation(const Context& context, const TypeCatalog& types) {
     int lost_anywhere = lost.empty() ? 0 : 1;
     MPI_Allreduce(MPI_IN_PLACE, &lost_anywhere, 1, MPI_INT, MPI_MAX, comm);
     const bool library_loses =
-        lost_anywhere != 0 && waitall_frees_pending_receives(shape.vectors_sent, shape.structs_posted);
+        lost_anywhere != 0 &&
+        waitall_frees_pending_receives(vector.type, shape.vectors_sent, gaps.type, shape.structs_posted);
     world_calls_seen = world_errors.calls();  // errors the library raised on the world in there
     for (const std::string& message : lost) {
       if (library_loses) {
