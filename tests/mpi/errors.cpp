@@ -233,6 +233,41 @@ TEST_P(PointToPointErrors, NullBufferWithData) {
   expect_error(MPI_Irecv(nullptr, 1, vector_, 0, 3, comm_, &request), MPI_ERR_BUFFER);
 }
 
+#if MPI_VERSION >= 4
+// MPI-4's large-count calls, where the library has them, report what their int twins report.
+TEST_P(PointToPointErrors, LargeCountCalls) {
+  const MPI_Count below_int = -(MPI_Count{1} << 40);
+  MPI_Request request;
+  expect_error(MPI_Send_c(typed_.data(), -1, vector_, 0, 6, comm_), MPI_ERR_COUNT);
+  expect_error(MPI_Isend_c(typed_.data(), below_int, vector_, 0, 6, comm_, &request), MPI_ERR_COUNT);
+  expect_error(MPI_Recv_c(typed_.data(), -1, vector_, 0, 6, comm_, MPI_STATUS_IGNORE), MPI_ERR_COUNT);
+  expect_error(MPI_Irecv_c(typed_.data(), below_int, vector_, 0, 6, comm_, &request), MPI_ERR_COUNT);
+  expect_error(MPI_Sendrecv_c(typed_.data(), 1, vector_, 0, 6, typed_.data(), -1, vector_, 0, 6, comm_,
+                              MPI_STATUS_IGNORE),
+               MPI_ERR_COUNT);
+  expect_error(MPI_Send_c(typed_.data(), 1, MPI_DATATYPE_NULL, 0, 6, comm_), MPI_ERR_TYPE);
+  expect_error(MPI_Recv_init_c(typed_.data(), 1, MPI_DATATYPE_NULL, 0, 6, comm_, &request), MPI_ERR_TYPE);
+  expect_error(MPI_Ssend_c(nullptr, 1, vector_, 0, 6, comm_), MPI_ERR_BUFFER);
+}
+
+TEST_P(PackErrors, LargeCountCalls) {
+  MPI_Count position = 0;
+  expect_error(MPI_Pack_c(typed_.data(), -1, vector_, packed_.data(), 64, &position, comm_), MPI_ERR_COUNT);
+  expect_error(MPI_Pack_c(typed_.data(), 1, MPI_DATATYPE_NULL, packed_.data(), 64, &position, comm_), MPI_ERR_TYPE);
+  expect_error(MPI_Pack_c(typed_.data(), 2, vector_, packed_.data(), 31, &position, comm_), MPI_ERR_TRUNCATE);
+  expect_untouched_from(31);
+  position = -1;
+  expect_error(MPI_Pack_c(typed_.data(), 1, vector_, packed_.data(), 64, &position, comm_), MPI_ERR_ARG);
+  position = 65;
+  expect_error(MPI_Unpack_c(packed_.data(), 64, &position, typed_.data(), 1, vector_, comm_), MPI_ERR_ARG);
+  position = 0;
+  expect_error(MPI_Unpack_c(packed_.data(), 15, &position, typed_.data(), 1, vector_, comm_),
+               MPI_ERR_TRUNCATE);
+  expect_error(MPI_Unpack_c(packed_.data(), 64, &position, nullptr, 1, vector_, comm_), MPI_ERR_BUFFER);
+  expect_untouched_from(0);
+}
+#endif
+
 // Calls that first start the sends gddt holds back (deferred.hpp and the blocking shims of
 // interpose_blocking.cpp) still check their own arguments: before each of them a nonblocking send to this rank is held (GDDT_P2P_HOST=gddt
 // gives it to gddt), and afterwards that message arrives whole.
