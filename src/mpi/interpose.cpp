@@ -29,6 +29,18 @@ GDDT_MPI_ENTRY int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm co
   return gddt::mpi::pack_size(incount, datatype, comm, size);
 }
 
+GDDT_MPI_ENTRY int MPI_Pack_external(const char datarep[], const void* inbuf, int incount, MPI_Datatype datatype,
+                                     void* outbuf, MPI_Aint outsize, MPI_Aint* position) {
+  if (disabled()) return PMPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position);
+  return gddt::mpi::pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position);
+}
+
+GDDT_MPI_ENTRY int MPI_Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insize, MPI_Aint* position,
+                                       void* outbuf, int outcount, MPI_Datatype datatype) {
+  if (disabled()) return PMPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype);
+  return gddt::mpi::unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype);
+}
+
 GDDT_MPI_ENTRY int MPI_Type_commit(MPI_Datatype* datatype) {
   int rc = PMPI_Type_commit(datatype);
   if (rc == MPI_SUCCESS && !disabled()) gddt::type::on_commit(*datatype);

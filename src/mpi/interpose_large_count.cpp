@@ -1,11 +1,11 @@
 // MPI-4's large-count entry points of point-to-point and packing (MPI_Send_c and the rest,
-// MPI_Pack_c, MPI_Unpack_c), where the library declares them (MPICH 4; Open MPI 4.1 and 5.0
-// do not): MPI-4 code such as mpi4py 4 calls these instead of the int ones. A count that fits
-// an int takes the int call's shim, so device data is packed and staged the same way. A
-// larger one goes to the library unchanged for host memory; on device memory it is
-// MPI_ERR_COUNT, since gddt stages a message as one MPI_PACKED message of an int count of
-// bytes. MPI_Pack_size_c, MPI_Get_count_c and MPI_Get_elements_c need no shim: they do not
-// depend on where the data lives, and gddt's messages are ordinary ones.
+// MPI_Pack_c, MPI_Unpack_c and their external32 twins), where the library declares them
+// (MPICH 4; Open MPI 4.1 and 5.0 do not): MPI-4 code such as mpi4py 4 calls these instead of
+// the int ones. A count that fits an int takes the int call's shim, so device data is packed
+// and staged the same way. A larger one goes to the library unchanged for host memory; on
+// device memory it is MPI_ERR_COUNT, since gddt stages a message as one MPI_PACKED message of
+// an int count of bytes. MPI_Pack_size_c, MPI_Get_count_c and MPI_Get_elements_c need no
+// shim: they do not depend on where the data lives, and gddt's messages are ordinary ones.
 #include <mpi.h>
 
 #if MPI_VERSION >= 4
@@ -182,6 +182,38 @@ GDDT_MPI_ENTRY int MPI_Unpack_c(const void* inbuf, MPI_Count insize, MPI_Count* 
   if (library_takes(inbuf) && library_takes(outbuf))
     return PMPI_Unpack_c(inbuf, insize, position, outbuf, outcount, datatype, comm);
   return count_too_large(comm);
+}
+
+// external32 positions and sizes are MPI_Aint in the int calls, as wide as MPI_Count here.
+static_assert(sizeof(MPI_Aint) == sizeof(MPI_Count), "MPI_Aint holds every MPI_Count");
+
+GDDT_MPI_ENTRY int MPI_Pack_external_c(const char datarep[], const void* inbuf, MPI_Count incount,
+                                       MPI_Datatype datatype, void* outbuf, MPI_Count outsize, MPI_Count* position) {
+  if (position == nullptr || int_shim_takes(incount)) {
+    MPI_Aint at = position != nullptr ? static_cast<MPI_Aint>(*position) : 0;
+    const int rc = MPI_Pack_external(datarep, inbuf, narrowed(incount), datatype, outbuf,
+                                     static_cast<MPI_Aint>(outsize), position != nullptr ? &at : nullptr);
+    if (rc == MPI_SUCCESS && position != nullptr) *position = at;
+    return rc;
+  }
+  if (library_takes(inbuf) && library_takes(outbuf))
+    return PMPI_Pack_external_c(datarep, inbuf, incount, datatype, outbuf, outsize, position);
+  return count_too_large(MPI_COMM_WORLD);
+}
+
+GDDT_MPI_ENTRY int MPI_Unpack_external_c(const char datarep[], const void* inbuf, MPI_Count insize,
+                                         MPI_Count* position, void* outbuf, MPI_Count outcount,
+                                         MPI_Datatype datatype) {
+  if (position == nullptr || int_shim_takes(outcount)) {
+    MPI_Aint at = position != nullptr ? static_cast<MPI_Aint>(*position) : 0;
+    const int rc = MPI_Unpack_external(datarep, inbuf, static_cast<MPI_Aint>(insize), position != nullptr ? &at : nullptr,
+                                       outbuf, narrowed(outcount), datatype);
+    if (rc == MPI_SUCCESS && position != nullptr) *position = at;
+    return rc;
+  }
+  if (library_takes(inbuf) && library_takes(outbuf))
+    return PMPI_Unpack_external_c(datarep, inbuf, insize, position, outbuf, outcount, datatype);
+  return count_too_large(MPI_COMM_WORLD);
 }
 
 #endif  // MPI_VERSION >= 4

@@ -24,6 +24,12 @@ int pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, in
 int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,
            MPI_Datatype datatype, MPI_Comm comm);
 int pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size);
+// MPI_Pack_external and MPI_Unpack_external: the library converts host copies of device
+// buffers; calls on host memory and calls it must reject go to it unchanged.
+int pack_external(const char* datarep, const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf,
+                  MPI_Aint outsize, MPI_Aint* position);
+int unpack_external(const char* datarep, const void* inbuf, MPI_Aint insize, MPI_Aint* position, void* outbuf,
+                    int outcount, MPI_Datatype datatype);
 
 // Frees what the checks above keep (the private probe communicator, the memory keyval); at
 // MPI_Finalize.
