@@ -54,10 +54,11 @@ template <typename Index, typename TypedOffset>
 
 // Moves a block-list window in the order of move_spans() in kernels.cuh: spans of `rows` rows
 // of 32 words, each lane finding its pieces with a cursor. Every offset found with the cursor
-// must equal the one found by searching the table, which the other kernels use.
+// must equal the one found by searching the table, which the other kernels use, and the one
+// found by searching `plain`, the same table without a word map.
 template <typename Index>
 ::testing::AssertionResult emulate_spans(bool unpack, const BlockListArgs<Index>& args, const PieceTable& table,
-                                         int width, int rows) {
+                                         const PieceTable& plain, int width, int rows) {
   const WindowWords<Index>& a = args.window;
   const Index span_words = Index{32} * static_cast<Index>(rows);
   for (Index span = a.word_begin; span < a.word_end; span += span_words) {
@@ -69,9 +70,10 @@ template <typename Index>
         const auto position = static_cast<Index>(word * width);
         const std::int64_t stepped = block_list_offset(args, table, position, &cursor);
         const std::int64_t searched = block_list_offset(args, table, position);
-        if (stepped != searched) {
+        const std::int64_t without_map = block_list_offset(args, plain, position);
+        if (stepped != searched || searched != without_map) {
           return ::testing::AssertionFailure() << "word " << word << ": typed offset " << stepped << " by cursor, "
-                                               << searched << " by search";
+                                               << searched << " by search, " << without_map << " without a word map";
         }
         ::testing::AssertionResult moved = emulate_word(unpack, a, width, word, stepped);
         if (!moved) return moved;
@@ -98,6 +100,7 @@ template <typename Index>
     }
     case WindowPlan::Kind::kBlockList: {
       const PieceTableImage image = build_piece_table(*w.layout);
+      const PieceTableImage plain = build_piece_table(*w.layout, WordMap::kNone);
       const BlockListArgs<Index> args =
           block_list_args<Index>(plan.block_list, image.table_at(image.storage.data()), typed, packed);
       // Read through a moved copy, as the kernel reads its shared-memory copy.
@@ -105,7 +108,8 @@ template <typename Index>
       const PieceTable moved = args.table.moved_to(copy.data());
       // Spans of every length the launches use, 1 .. kBlockListRowsPerSpan rows, by window.
       const int rows = 1 + static_cast<int>(static_cast<std::uint64_t>(w.offset + w.length) % kBlockListRowsPerSpan);
-      return emulate_spans(unpack, args, moved, plan.block_list.words.width, rows);
+      return emulate_spans(unpack, args, moved, plain.table_at(plain.storage.data()), plan.block_list.words.width,
+                           rows);
     }
   }
   return ::testing::AssertionFailure() << "unknown plan";
@@ -191,6 +195,23 @@ type::Layout vector_layout(std::int64_t blocks, std::int64_t block, std::int64_t
   type::Layout out;
   EXPECT_EQ(type::make_repeat(type::make_block(block), blocks, stride, &out), GDDT_OK);
   return out;
+}
+
+TEST(CudaPlan, WordMapWhereTheGroupFitsSharedMemory) {
+  const type::Layout small = vector_layout(100, 64, 128);  // 400 words of 16 bytes
+  const PieceTableImage image = build_piece_table(small);
+  const PieceTable table = image.table_at(image.storage.data());
+  ASSERT_NE(table.word_map, nullptr);
+  EXPECT_EQ(table.map_shift, 4u);
+  EXPECT_LE(image.bytes(), std::size_t{kMaxSharedTableBytes});
+  for (std::uint64_t in_group = 0; in_group < 6400; in_group += 4) {
+    ASSERT_EQ(mapped_offset(table, in_group), static_cast<std::int64_t>(in_group / 64 * 128 + in_group % 64))
+        << "group byte " << in_group;
+  }
+  EXPECT_EQ(build_piece_table(small, WordMap::kNone).table_at(nullptr).word_map, nullptr);
+  const type::Layout large = vector_layout(100000, 64, 128);
+  const PieceTableImage large_image = build_piece_table(large);
+  EXPECT_EQ(large_image.table_at(large_image.storage.data()).word_map, nullptr) << "6.4 MB of group cannot be mapped";
 }
 
 TEST(CudaPlan, ChoosesTheWidestAlignedWord) {

@@ -143,8 +143,12 @@ struct DimRecord {
   std::int64_t stride;
 };
 
+// Piece tables up to this size are copied into shared memory first (the launch provides that
+// much dynamic shared memory): every word's lookup then costs no trip to L2 or DRAM.
+constexpr std::uint32_t kMaxSharedTableBytes = 16 << 10;
+
 struct PieceTable {
-  const void* base = nullptr;  // the four sections lie in [base, base + bytes)
+  const void* base = nullptr;  // the sections lie in [base, base + bytes)
   std::uint32_t bytes = 0;
   const PieceRecord* pieces = nullptr;
   const std::int64_t* piece_begin = nullptr;  // npieces + 1 packed offsets within a group
@@ -152,6 +156,11 @@ struct PieceTable {
   // chunk_first[c]: the piece holding group byte c << chunk_shift; nchunks + 1 entries, the
   // last npieces - 1. Narrows the search for a byte's piece to the pieces of its chunk.
   const std::uint32_t* chunk_first = nullptr;
+  // Where the group is small enough: word_map[i] is the typed offset of group byte
+  // i << map_shift (words of the layout's alignment, which never straddle two blocks), so a
+  // lookup is one read instead of a search through the pieces. Null where there is none.
+  const std::int32_t* word_map = nullptr;
+  std::uint32_t map_shift = 0;
   std::uint32_t npieces = 0;
   std::uint32_t chunk_shift = 0;
 
@@ -168,6 +177,7 @@ struct PieceTable {
     moved.piece_begin = move(piece_begin);
     moved.dims = move(dims);
     moved.chunk_first = move(chunk_first);
+    if (word_map != nullptr) moved.word_map = move(word_map);
     return moved;
   }
 };
@@ -250,10 +260,17 @@ GDDT_HOST_DEVICE std::int64_t offset_in_piece(const PieceTable& table, std::uint
 // Typed offset of the packed byte `position`, reading the pieces from `table` (a.table or a
 // copy of it). Every piece byte offset, block and stride is a multiple of the word width, so a
 // word never straddles two blocks.
+// Typed offset of group byte `in_group` read from the table's word map (which it must have).
+GDDT_HOST_DEVICE std::int64_t mapped_offset(const PieceTable& table, std::uint64_t in_group) {
+  const std::uint64_t in_word = in_group & ((std::uint64_t{1} << table.map_shift) - 1);
+  return table.word_map[in_group >> table.map_shift] + static_cast<std::int64_t>(in_word);
+}
+
 template <typename Index>
 GDDT_HOST_DEVICE std::int64_t block_list_offset(const BlockListArgs<Index>& a, const PieceTable& table,
                                                 Index position) {
   const GroupPosition at = group_position(a, position);
+  if (table.word_map != nullptr) return at.offset + mapped_offset(table, at.in_group);
   return at.offset + offset_in_piece(table, find_piece(table, at.in_group), at.in_group);
 }
 
@@ -273,6 +290,7 @@ template <typename Index>
 GDDT_HOST_DEVICE std::int64_t block_list_offset(const BlockListArgs<Index>& a, const PieceTable& table,
                                                 Index position, std::uint32_t* cursor) {
   const GroupPosition at = group_position(a, position);
+  if (table.word_map != nullptr) return at.offset + mapped_offset(table, at.in_group);
   std::uint32_t piece = *cursor;
   bool found = false;
   if (piece < table.npieces && static_cast<std::uint64_t>(table.piece_begin[piece]) <= at.in_group) {

@@ -157,10 +157,6 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
   move_strided<W, kDims, kUnpack>(set.windows[blockIdx.y]);
 }
 
-// Piece tables up to this size are copied into shared memory first (the launch provides that
-// much dynamic shared memory): every word's lookup then costs no trip to L2 or DRAM.
-constexpr std::uint32_t kMaxSharedTableBytes = 16 << 10;
-
 GDDT_HOST_DEVICE unsigned shared_table_bytes(const PieceTable& table) {
   return table.bytes <= kMaxSharedTableBytes ? table.bytes : 0;
 }

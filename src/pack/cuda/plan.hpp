@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -202,8 +203,10 @@ StridedArgs<Index> strided_args(const StridedPlan& plan, const void* typed, cons
 struct PieceTableImage {
   std::vector<std::uint64_t> storage;  // 8-byte words keep every section aligned
   std::size_t pieces_at = 0, piece_begin_at = 0, dims_at = 0, chunk_first_at = 0;  // bytes
+  std::size_t word_map_at = 0;  // 0: no word map
   std::uint32_t npieces = 0;
   std::uint32_t chunk_shift = 0;
+  std::uint32_t map_shift = 0;
 
   std::size_t bytes() const { return storage.size() * sizeof(std::uint64_t); }
   PieceTable table_at(const void* base) const {
@@ -215,13 +218,48 @@ struct PieceTableImage {
     table.piece_begin = reinterpret_cast<const std::int64_t*>(at + piece_begin_at);
     table.dims = reinterpret_cast<const DimRecord*>(at + dims_at);
     table.chunk_first = reinterpret_cast<const std::uint32_t*>(at + chunk_first_at);
+    if (word_map_at != 0) table.word_map = reinterpret_cast<const std::int32_t*>(at + word_map_at);
+    table.map_shift = map_shift;
     table.npieces = npieces;
     table.chunk_shift = chunk_shift;
     return table;
   }
 };
 
-inline PieceTableImage build_piece_table(const type::Layout& layout) {
+enum class WordMap { kNone, kWhereItFits };
+
+inline std::uint32_t log2_of(std::uint32_t power_of_two) {
+  std::uint32_t shift = 0;
+  while ((std::uint32_t{1} << shift) < power_of_two) ++shift;
+  return shift;
+}
+
+// Appends a word map to `image` when the group's words fit it beside the rest of the table in
+// shared memory and every typed offset fits 32 bits: with it a block-list lookup is one read of
+// shared memory instead of a search through the pieces (the offsets come from that search, run
+// here once per word).
+inline void add_word_map(const type::Layout& layout, PieceTableImage* image) {
+  const std::uint32_t width = std::max<std::uint32_t>(layout.alignment, 1);
+  const auto group = static_cast<std::uint64_t>(layout.group_bytes);
+  const std::uint64_t words = group / width;
+  const std::size_t map_bytes = (words * sizeof(std::int32_t) + 15) / 16 * 16;
+  if (words == 0 || group % width != 0 || image->bytes() + map_bytes > kMaxSharedTableBytes) return;
+  const PieceTable table = image->table_at(image->storage.data());
+  std::vector<std::int32_t> map(words);
+  for (std::uint64_t i = 0; i < words; ++i) {
+    const std::uint64_t in_group = i * width;
+    const std::int64_t offset = offset_in_piece(table, find_piece(table, in_group), in_group);
+    if (offset < INT32_MIN || offset > INT32_MAX) return;
+    map[i] = static_cast<std::int32_t>(offset);
+  }
+  image->word_map_at = image->bytes();
+  image->map_shift = log2_of(width);
+  image->storage.resize((image->word_map_at + map_bytes) / sizeof(std::uint64_t), 0);
+  std::memcpy(reinterpret_cast<char*>(image->storage.data()) + image->word_map_at, map.data(),
+              map.size() * sizeof(std::int32_t));
+}
+
+inline PieceTableImage build_piece_table(const type::Layout& layout, WordMap word_map = WordMap::kWhereItFits) {
   PieceTableImage image;
   const std::size_t npieces = layout.pieces.size();
   image.npieces = static_cast<std::uint32_t>(npieces);
@@ -263,6 +301,7 @@ inline PieceTableImage build_piece_table(const type::Layout& layout) {
   std::memcpy(at + image.piece_begin_at, layout.piece_begin.data(), (npieces + 1) * sizeof(std::int64_t));
   std::memcpy(at + image.dims_at, dims.data(), dims.size() * sizeof(DimRecord));
   std::memcpy(at + image.chunk_first_at, chunk_first.data(), chunk_first.size() * sizeof(std::uint32_t));
+  if (word_map == WordMap::kWhereItFits) add_word_map(layout, &image);
   return image;
 }
 
