@@ -257,15 +257,15 @@ GDDT_HOST_DEVICE std::int64_t offset_in_piece(const PieceTable& table, std::uint
   return offset + static_cast<std::int64_t>(block) * dims[record.ndims].stride;
 }
 
-// Typed offset of the packed byte `position`, reading the pieces from `table` (a.table or a
-// copy of it). Every piece byte offset, block and stride is a multiple of the word width, so a
-// word never straddles two blocks.
 // Typed offset of group byte `in_group` read from the table's word map (which it must have).
 GDDT_HOST_DEVICE std::int64_t mapped_offset(const PieceTable& table, std::uint64_t in_group) {
   const std::uint64_t in_word = in_group & ((std::uint64_t{1} << table.map_shift) - 1);
   return table.word_map[in_group >> table.map_shift] + static_cast<std::int64_t>(in_word);
 }
 
+// Typed offset of the packed byte `position`, reading the pieces (or the word map) from `table`
+// (a.table or a copy of it). Every piece byte offset, block and stride is a multiple of the word
+// width, so a word never straddles two blocks.
 template <typename Index>
 GDDT_HOST_DEVICE std::int64_t block_list_offset(const BlockListArgs<Index>& a, const PieceTable& table,
                                                 Index position) {
