@@ -206,8 +206,8 @@ GDDT_MPI_ENTRY int MPI_Unpack_external_c(const char datarep[], const void* inbuf
                                          MPI_Datatype datatype) {
   if (position == nullptr || int_shim_takes(outcount)) {
     MPI_Aint at = position != nullptr ? static_cast<MPI_Aint>(*position) : 0;
-    const int rc = MPI_Unpack_external(datarep, inbuf, static_cast<MPI_Aint>(insize), position != nullptr ? &at : nullptr,
-                                       outbuf, narrowed(outcount), datatype);
+    const int rc = MPI_Unpack_external(datarep, inbuf, static_cast<MPI_Aint>(insize),
+                                       position != nullptr ? &at : nullptr, outbuf, narrowed(outcount), datatype);
     if (rc == MPI_SUCCESS && position != nullptr) *position = at;
     return rc;
   }
