@@ -71,31 +71,40 @@ struct Plan {
   memory::Kind typed, packed;
 };
 
+// The plan's layout: gddt's, or only the library's bounds for a type gddt cannot express.
+Status plan_layout(MPI_Datatype datatype, Plan* plan) {
+  const Status status = resolve_datatype(datatype, &plan->layout);
+  if (status != GDDT_ERR_UNSUPPORTED) return status;
+  auto bounds = std::make_shared<type::Layout>();
+  GDDT_CHECK(bounds_from_library(datatype, bounds.get()));
+  plan->layout = std::move(bounds);
+  plan->expressible = false;
+  return GDDT_OK;
+}
+
+// The plan's typed span of `count` elements at `typed`, and where both buffers live;
+// `packed_at` is the first packed byte moved.
+Status plan_buffers(const void* typed, int count, MPI_Datatype datatype, const void* packed_at, Plan* plan) {
+  plan->typed_first = const_cast<char*>(static_cast<const char*>(typed)) + plan->layout->span_lb(count);
+  if (reinterpret_cast<std::uintptr_t>(plan->typed_first) < kLowestValidAddress) return GDDT_ERR_BUFFER;
+  if (packed_at == nullptr) return GDDT_ERR_BUFFER;
+  GDDT_CHECK(classify_typed(datatype, plan->typed_first, &plan->typed));
+  return memory::classify(packed_at, &plan->packed);
+}
+
 // The checks MPI_Pack and MPI_Unpack share. The typed side is `count` elements of `datatype`
 // at `typed`; the packed side is `packed` + *position within `packed_size` bytes.
 Status plan_transfer(const void* typed, int count, MPI_Datatype datatype, const void* packed,
                      int packed_size, const int* position, Plan* plan) {
   if (position == nullptr || packed_size < 0) return GDDT_ERR_INVALID_ARG;
   if (count < 0) return GDDT_ERR_COUNT;
-  Status status = resolve_datatype(datatype, &plan->layout);
-  if (status == GDDT_ERR_UNSUPPORTED) {
-    auto bounds = std::make_shared<type::Layout>();
-    GDDT_CHECK(bounds_from_library(datatype, bounds.get()));
-    plan->layout = std::move(bounds);
-    plan->expressible = false;
-  } else {
-    GDDT_CHECK(status);
-  }
+  GDDT_CHECK(plan_layout(datatype, plan));
   if (*position < 0 || *position > packed_size) return GDDT_ERR_INVALID_ARG;
   plan->bytes = static_cast<std::int64_t>(count) * plan->layout->size;
   if (plan->bytes > packed_size - *position) return GDDT_ERR_TRUNCATE;
   if (plan->bytes == 0) return GDDT_OK;
-
-  plan->typed_first = const_cast<char*>(static_cast<const char*>(typed)) + plan->layout->span_lb(count);
-  if (reinterpret_cast<std::uintptr_t>(plan->typed_first) < kLowestValidAddress) return GDDT_ERR_BUFFER;
-  if (packed == nullptr) return GDDT_ERR_BUFFER;
-  GDDT_CHECK(classify_typed(datatype, plan->typed_first, &plan->typed));
-  return memory::classify(static_cast<const char*>(packed) + *position, &plan->packed);
+  const char* packed_at = packed != nullptr ? static_cast<const char*>(packed) + *position : nullptr;
+  return plan_buffers(typed, count, datatype, packed_at, plan);
 }
 
 bool on_host_only(const Plan& plan) { return !plan.typed.is_device() && !plan.packed.is_device(); }
@@ -165,22 +174,11 @@ Status copy_with(const memory::Kind& kind, void* dst, const void* src, std::size
 // tests without one) any buffers. Fills the plan's bounds, buffer kinds and external size.
 bool external_needs_copies(const char* datarep, const void* typed, int count, MPI_Datatype datatype,
                            const void* packed_at, Plan* plan) {
-  if ((!gpu::available() && !host_packing_by_gddt()) || datarep == nullptr || count <= 0 || packed_at == nullptr ||
+  if ((!gpu::available() && !host_packing_by_gddt()) || datarep == nullptr || count <= 0 ||
       std::strcmp(datarep, kExternal32) != 0)
     return false;
-  const Status status = resolve_datatype(datatype, &plan->layout);
-  if (status == GDDT_ERR_UNSUPPORTED) {
-    auto bounds = std::make_shared<type::Layout>();
-    if (is_error(bounds_from_library(datatype, bounds.get()))) return false;
-    plan->layout = std::move(bounds);
-  } else if (is_error(status)) {
-    return false;
-  }
-  if (plan->layout->size == 0) return false;
-  plan->typed_first = const_cast<char*>(static_cast<const char*>(typed)) + plan->layout->span_lb(count);
-  if (reinterpret_cast<std::uintptr_t>(plan->typed_first) < kLowestValidAddress) return false;
-  if (is_error(classify_typed(datatype, plan->typed_first, &plan->typed)) ||
-      is_error(memory::classify(packed_at, &plan->packed)))
+  if (is_error(plan_layout(datatype, plan)) || plan->layout->size == 0 ||
+      is_error(plan_buffers(typed, count, datatype, packed_at, plan)))
     return false;
   if (on_host_only(*plan) && !host_packing_by_gddt()) return false;
   MPI_Aint size = 0;
