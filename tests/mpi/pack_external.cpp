@@ -259,6 +259,44 @@ TEST_P(PackExternal, LargeCountCallsMatchTheirIntTwins) {
 
 INSTANTIATE_TEST_SUITE_P(Types, PackExternal, testing::Range(0, static_cast<int>(cases().size())));
 
+// A null datatype or a negative count on any memory gets the error class the library gives the
+// same call on host memory, and leaves the position alone.
+TEST(PackExternalArguments, BadOnesGetTheLibrarysClass) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  struct Bad {
+    const char* what;
+    MPI_Datatype type;
+    int count;
+  };
+  for (const Bad& bad : {Bad{"MPI_DATATYPE_NULL", MPI_DATATYPE_NULL, 4}, Bad{"count -1", MPI_INT, -1}}) {
+    std::vector<unsigned char> host_typed(64), host_packed(64);
+    TestBuffer typed(memory, 64), packed(memory, 64);
+    MPI_Aint library_position = 0, position = 0;
+    int library_class = MPI_SUCCESS, gddt_class = MPI_SUCCESS;
+    const int library_rc =
+        PMPI_Pack_external(kRep, host_typed.data(), bad.count, bad.type, host_packed.data(), 64, &library_position);
+    ASSERT_NE(library_rc, MPI_SUCCESS) << bad.what << ": the library accepts it";
+    MPI_Error_class(library_rc, &library_class);
+    const int rc = MPI_Pack_external(kRep, typed.data(), bad.count, bad.type, packed.data(), 64, &position);
+    ASSERT_NE(rc, MPI_SUCCESS) << bad.what;
+    MPI_Error_class(rc, &gddt_class);
+    EXPECT_EQ(gddt_class, library_class) << bad.what;
+    EXPECT_EQ(position, 0) << bad.what;
+
+    library_position = position = 0;
+    const int library_unpack_rc =
+        PMPI_Unpack_external(kRep, host_packed.data(), 64, &library_position, host_typed.data(), bad.count, bad.type);
+    ASSERT_NE(library_unpack_rc, MPI_SUCCESS) << bad.what << ": the library accepts it";
+    MPI_Error_class(library_unpack_rc, &library_class);
+    const int unpack_rc = MPI_Unpack_external(kRep, packed.data(), 64, &position, typed.data(), bad.count, bad.type);
+    ASSERT_NE(unpack_rc, MPI_SUCCESS) << bad.what;
+    MPI_Error_class(unpack_rc, &gddt_class);
+    EXPECT_EQ(gddt_class, library_class) << bad.what;
+    EXPECT_EQ(position, 0) << bad.what;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
