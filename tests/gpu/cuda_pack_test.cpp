@@ -210,12 +210,12 @@ class CudaPack : public ::testing::Test {
 
   // Random cases through the resident kernel; nearly all must be served by it (it declines only
   // windows inside one block, piece tables beyond shared memory, 64-bit indices and the rare
-  // window touching more typed sectors than one block moves quickly), and each served window
+  // window touching more typed sectors than its blocks move quickly), and each served window
   // is one job.
   void run_resident(Memory typed_kind, Memory packed_kind, int cases, std::uint64_t seed_offset) {
     const pack::cuda_impl::ResidentCounts before = pack::cuda_impl::resident_counts();
-    const auto [windows, declined] =
-        run_random<ResidentEnv>(typed_kind, packed_kind, cases, seed_offset, kResidentStream);
+    const std::int64_t most = std::min<std::int64_t>(kResidentStream, kResidentBlockBytes * resident_blocks());
+    const auto [windows, declined] = run_random<ResidentEnv>(typed_kind, packed_kind, cases, seed_offset, most);
     const pack::cuda_impl::ResidentCounts after = pack::cuda_impl::resident_counts();
     std::printf("%d windows, %d declined by the resident kernel, %llu launches of it\n", windows, declined,
                 static_cast<unsigned long long>(after.launches - before.launches));
@@ -227,6 +227,8 @@ class CudaPack : public ::testing::Test {
   static constexpr std::size_t kTypedBytes = 48 << 20;
   static constexpr std::size_t kPackedBytes = 16 << 20;
   static constexpr std::int64_t kResidentStream = 64 << 10;  // main() sets GDDT_RESIDENT_MAX to it
+  static constexpr std::int64_t kResidentBlockBytes = 16 << 10;  // what each block of the kernel takes at most
+  static std::int64_t resident_blocks() { return pack::cuda_impl::resident_kernel_blocks(gpu::current_device()); }
   cudaStream_t stream_ = nullptr;
 };
 
@@ -434,14 +436,21 @@ TEST_F(CudaPack, BlockListWithItsTableInGlobalMemory) {
   }
 }
 
-// The resident kernel's one block takes a 16 KiB window of every other 4-byte word, and leaves
-// one of a 4-byte word every 252 bytes (as an x face of a 3-D grid) to a launched grid, which
-// moves such scattered words sooner. What it takes must still be packed right.
+// Each block of the resident kernel takes up to 16 KiB of every other 4-byte word, and leaves a
+// window of one byte every 252 (as an x face of a 3-D grid of chars) touching more than 2048
+// typed sectors a block to a launched grid, which moves such scattered words sooner. What it
+// takes must still be packed right.
 TEST_F(CudaPack, ResidentKernelLeavesScatteredWindowsToALaunch) {
   std::mt19937_64 rng(testing::test_seed() + 9);
-  for (const std::int64_t stride : {8, 252}) {
+  const std::int64_t blocks = resident_blocks();
+  const std::int64_t dense_words = std::min<std::int64_t>(kResidentBlockBytes * blocks, kResidentStream) / 4;
+  struct Case {
+    std::int64_t word, count, stride;
+    bool served;
+  };
+  for (const Case& c : {Case{4, dense_words, 8, true}, Case{1, 2048 * blocks + 1, 252, false}}) {
     type::Layout vector;
-    ASSERT_EQ(type::make_repeat(type::make_block(4), 4096, stride, &vector), GDDT_OK);
+    ASSERT_EQ(type::make_repeat(type::make_block(c.word), c.count, c.stride, &vector), GDDT_OK);
     const pack::Window w{&vector, 1, 0, vector.size};
     Buffer typed(Memory::kDevice, static_cast<std::size_t>(vector.extent)), packed(Memory::kDevice, vector.size);
     std::vector<char> typed_host(static_cast<std::size_t>(vector.extent)), expected(static_cast<std::size_t>(vector.size));
@@ -451,7 +460,8 @@ TEST_F(CudaPack, ResidentKernelLeavesScatteredWindowsToALaunch) {
     bool served = false;
     ASSERT_EQ(pack::cuda_backend().pack_now(w, typed.data, packed.data, pack::Ordering::kCheckLegacyStream, {}, &served),
               GDDT_OK);
-    EXPECT_EQ(served, stride == 8) << "4096 words every " << stride << " bytes";
+    EXPECT_EQ(served, c.served) << c.count << " words of " << c.word << " every " << c.stride << " bytes, " << blocks
+                                << " resident blocks";
     if (!served) {
       ASSERT_EQ(pack::cuda_backend().pack(w, typed.data, packed.data, stream_), GDDT_OK);
       CUDA_ASSERT(cudaStreamSynchronize(stream_));
@@ -459,7 +469,7 @@ TEST_F(CudaPack, ResidentKernelLeavesScatteredWindowsToALaunch) {
     std::vector<char> got(expected.size());
     CUDA_ASSERT(cudaMemcpy(got.data(), packed.data, got.size(), cudaMemcpyDefault));
     testing::reference_move<true>(w, typed_host.data(), expected.data());
-    EXPECT_TRUE(got == expected) << "4096 words every " << stride << " bytes";
+    EXPECT_TRUE(got == expected) << c.count << " words of " << c.word << " every " << c.stride << " bytes";
   }
 }
 

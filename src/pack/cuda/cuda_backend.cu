@@ -81,14 +81,14 @@ constexpr std::uint64_t kMostTilesPerBlock = 4;
 // full waves of blocks (or twice that for very large windows), which loop over the tiles, for
 // a window that fills them with full tiles; for a smaller one, tiles small enough to spread
 // over that many blocks, since its time is the latency of each thread's chain of offset
-// arithmetic and loads, not bandwidth. A multiprocessor that the resident kernel holds is
+// arithmetic and loads, not bandwidth. Multiprocessors that the resident kernel holds are
 // left out.
 template <int kMostPerThread, typename Index, typename Kernel>
 unsigned fit_grid(WindowWords<Index>* words, Kernel* kernel, std::size_t shared_bytes) {
   const std::uint64_t whole = words->word_end > words->word_begin ? words->word_end - words->word_begin : 0;
   const int device = gpu::current_device();
-  const auto usable = static_cast<std::uint64_t>(
-      std::max(1, multiprocessors(device) - (resident_kernel_running(device) ? 1 : 0)));
+  const auto usable =
+      static_cast<std::uint64_t>(std::max(1, multiprocessors(device) - resident_multiprocessors(device)));
   std::uint64_t blocks = usable;
   if (whole > usable * kThreadsPerBlock) {
     const std::uint64_t wave = usable * static_cast<std::uint64_t>(resident_blocks(kernel, device, shared_bytes));
@@ -376,12 +376,15 @@ Status move_set(const WindowMove* moves, int count, gpu::Stream user_stream) {
   return GDDT_OK;
 }
 
-// Typed sectors beyond which the resident kernel's one block is slower than a launched grid,
-// about four per thread: an x face of a 3-D grid (one 4-byte word every 252 bytes) took 47 us
-// one way at 16 KiB (4096 sectors) through the resident kernel against 31 us launched, while
-// vectors, block lists and structs of up to 16 KiB (about 1024 sectors) were 4-8 us quicker
-// through it (two H200s, performance.md).
-constexpr std::uint64_t kResidentMostSectors = 2048;
+// What one block of the resident kernel takes of a window at most: beyond about four typed
+// sectors per thread a launched grid is quicker, as it is for more than 16 KiB of fine-grained
+// words. An x face of a 3-D grid (one 4-byte word every 252 bytes) took 47 us one way at 16 KiB
+// (4096 sectors) through a one-block resident kernel against 31 us launched, while vectors,
+// block lists and structs of up to 16 KiB (about 1024 sectors) were 4-8 us quicker through it
+// (two H200s); at 32 KiB one block was slower than a launch for 4-byte vectors, block lists
+// and structs (performance.md).
+constexpr std::uint64_t kResidentMostSectorsPerBlock = 2048;
+constexpr std::int64_t kResidentMostBytesPerBlock = 16 << 10;
 
 // The resident kernel's version of move_window: the same plan, run by the kernel kept on the
 // device (resident.hpp) and waited for. A window inside one block is left to the copy engine,
@@ -395,24 +398,21 @@ Status move_now(const Window& w, const void* typed, const void* packed, Ordering
   if (!resident_may_take(w.length)) return GDDT_OK;
   GDDT_CHECK(check_window(w, typed, packed));
   if (w.length == 0) return GDDT_OK;
+  const int device = gpu::current_device();
+  const int blocks = resident_kernel_blocks(device);
+  if (w.length > kResidentMostBytesPerBlock * blocks) return GDDT_OK;
   const WindowPlan plan = plan_window(w, typed, packed);
   const WordPlan* words = word_plan(plan);
-  if (words == nullptr || typed_sectors(w, words->width) > kResidentMostSectors) return GDDT_OK;
-  switch (plan.kind) {
-    case WindowPlan::Kind::kCopy:
-      return GDDT_OK;
-    case WindowPlan::Kind::kStrided:
-      return run_resident(kUnpack, plan.strided, typed, packed, ordering, meanwhile, served);
-    case WindowPlan::Kind::kBlockList: {
-      const int device = gpu::current_device();
-      gpu::Stream upload = nullptr;
-      GDDT_CHECK(gpu::library_stream(device, &upload));
-      PieceTable table;
-      GDDT_CHECK(device_piece_table(*w.layout, device, static_cast<cudaStream_t>(upload), &table));
-      return run_resident(kUnpack, plan.block_list, table, typed, packed, ordering, meanwhile, served);
-    }
+  const std::uint64_t most_sectors = kResidentMostSectorsPerBlock * static_cast<std::uint64_t>(blocks);
+  if (words == nullptr || typed_sectors(w, words->width) > most_sectors) return GDDT_OK;
+  if (plan.kind == WindowPlan::Kind::kStrided) {
+    return run_resident(kUnpack, plan.strided, typed, packed, ordering, meanwhile, served);
   }
-  return GDDT_ERR_INTERNAL;
+  gpu::Stream upload = nullptr;
+  GDDT_CHECK(gpu::library_stream(device, &upload));
+  PieceTable table;
+  GDDT_CHECK(device_piece_table(*w.layout, device, static_cast<cudaStream_t>(upload), &table));
+  return run_resident(kUnpack, plan.block_list, table, typed, packed, ordering, meanwhile, served);
 }
 
 Status cuda_pack_now(const Window& window, const void* typed, void* packed, Ordering ordering,

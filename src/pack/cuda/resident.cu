@@ -6,9 +6,16 @@
 // for the slot. The block then moves the window, and thread 0 makes every thread's writes
 // visible system-wide and advances `done`, which the caller that posted the job polls.
 //
+// On GPUs with thread block clusters the kernel is one cluster of GDDT_RESIDENT_BLOCKS blocks,
+// one multiprocessor each: block 0 polls the ring, and the others sleep in the cluster's
+// hardware barrier until it has a job, read the job from its shared memory, and move their
+// share of the window. Followers that polled device memory instead cost a job more than the
+// extra blocks saved (performance.md).
+//
 // The kernel exits on its own after GDDT_RESIDENT_IDLE_US without work, clearing `running`
 // after its last `done`; a caller that finds `running` clear while its job is not done starts
 // a new kernel from `done`. So a job posted just as the kernel decided to exit still runs.
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -25,8 +32,8 @@
 namespace gddt::pack::cuda_impl {
 namespace {
 
-// One block per GPU; 512 threads keep enough loads in flight for windows of tens of KiB, and
-// with one resident block the register file has room for them at any register count.
+// 512 threads a block keep enough loads in flight for windows of 16 KiB, and with one resident
+// block per multiprocessor the register file has room for them at any register count.
 constexpr int kResidentThreads = 512;
 constexpr int kWarp = 32;
 constexpr std::uint64_t kJobSlots = 16;
@@ -141,16 +148,37 @@ __device__ void run(const Job& job, uint4* shared_table) {
   }
 }
 
+// Every block of the kernel's cluster (of one block where there are no clusters) waits here.
+__device__ __forceinline__ void cluster_barrier(bool alone) {
+  if (alone) {
+    __syncthreads();
+  } else {
+    cooperative_groups::this_cluster().sync();
+  }
+}
+
 __global__ void __launch_bounds__(kResidentThreads, 1) resident_kernel(Ring* ring, std::uint64_t next) {
   __shared__ Job job;
   __shared__ uint4 shared_table[kMaxSharedTableBytes / sizeof(uint4)];
   __shared__ bool exit_now;
+  const cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+  const bool alone = cluster.num_blocks() == 1;
+  const bool leader = cluster.block_rank() == 0;
   for (;;) {
-    if (threadIdx.x < kWarp) {
+    if (leader && threadIdx.x < kWarp) {
       const bool found = wait_for_job(ring, next, &job);
       if (threadIdx.x == 0) exit_now = !found;
     }
-    __syncthreads();
+    cluster_barrier(alone);
+    if (!leader) {
+      // The leader leaves `job` alone until every block has passed the barrier after the job.
+      const Job* posted = cluster.map_shared_rank(&job, 0);
+      for (unsigned i = threadIdx.x; i < sizeof(Job) / 4; i += kResidentThreads) {
+        reinterpret_cast<std::uint32_t*>(&job)[i] = reinterpret_cast<const std::uint32_t*>(posted)[i];
+      }
+      if (threadIdx.x == 0) exit_now = *cluster.map_shared_rank(&exit_now, 0);
+      __syncthreads();
+    }
     if (exit_now) break;
     if (job.unpack != 0) {
       run<true>(job, shared_table);
@@ -158,14 +186,14 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_kernel(Ring* rin
       run<false>(job, shared_table);
     }
     __syncthreads();  // every thread's bytes are written, and nobody still reads `job`
+    // Cumulative through the barrier: the whole block's writes are visible system-wide.
+    if (threadIdx.x == 0) __threadfence_system();
+    cluster_barrier(alone);
     ++next;
-    if (threadIdx.x == 0) {
-      // Cumulative through the barrier: the whole block's writes are visible before `done`.
-      __threadfence_system();
-      store_release_system(&ring->done, next);
-    }
+    if (leader && threadIdx.x == 0) store_release_system(&ring->done, next);
   }
-  if (threadIdx.x == 0) {
+  cluster_barrier(alone);  // no block exits while another still reads its shared memory
+  if (leader && threadIdx.x == 0) {
     __threadfence_system();
     *reinterpret_cast<volatile std::uint32_t*>(&ring->running) = 0;
   }
@@ -183,8 +211,48 @@ std::uint32_t load_acquire(const std::uint32_t* at) { return __atomic_load_n(at,
 // hold up every other process's kernels. Asked again at most this often.
 constexpr auto kSharingRecheck = std::chrono::seconds(1);
 
+// Blocks of one cluster that every GPU with clusters launches (a larger one needs an opt-in).
+constexpr int kPortableClusterBlocks = 8;
+// The largest cluster Hopper allows with the opt-in.
+constexpr int kMostClusterBlocks = 16;
+
+cudaLaunchConfig_t launch_config(int blocks, cudaStream_t stream, cudaLaunchAttribute* cluster) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(blocks));
+  config.blockDim = dim3(kResidentThreads);
+  config.stream = stream;
+  cluster->id = cudaLaunchAttributeClusterDimension;
+  cluster->val.clusterDim.x = static_cast<unsigned>(blocks);
+  cluster->val.clusterDim.y = 1;
+  cluster->val.clusterDim.z = 1;
+  config.attrs = cluster;
+  config.numAttrs = blocks > 1 ? 1 : 0;
+  return config;
+}
+
+// GDDT_RESIDENT_BLOCKS where the current device runs a cluster of that many of the kernel's
+// blocks at once, else one block.
+int cluster_blocks(int device) {
+  const int wanted = static_cast<int>(
+      std::clamp<std::uint64_t>(config::settings().resident_blocks, 1, static_cast<std::uint64_t>(kMostClusterBlocks)));
+  if (wanted == 1) return 1;
+  int has_clusters = 0;
+  cudaLaunchAttribute attribute{};
+  const cudaLaunchConfig_t config = launch_config(wanted, nullptr, &attribute);
+  int clusters = 0;
+  const bool fits =
+      cudaDeviceGetAttribute(&has_clusters, cudaDevAttrClusterLaunch, device) == cudaSuccess && has_clusters != 0 &&
+      (wanted <= kPortableClusterBlocks ||
+       cudaFuncSetAttribute(resident_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess) &&
+      cudaOccupancyMaxActiveClusters(&clusters, resident_kernel, &config) == cudaSuccess && clusters > 0;
+  if (fits) return wanted;
+  cudaGetLastError();
+  GDDT_LOG(kInfo, "GPU %d runs no cluster of %d resident blocks: the resident kernel is one block", device, wanted);
+  return 1;
+}
+
 struct DeviceRing {
-  std::mutex mutex;  // guards everything below but the ring's fields the kernel writes
+  std::mutex mutex;  // guards everything below but the ring's fields the kernel writes, and `blocks`
   Ring* ring = nullptr;
   Ring* ring_on_device = nullptr;
   cudaStream_t stream = nullptr;
@@ -192,6 +260,7 @@ struct DeviceRing {
   bool broken = false;  // a launch failed: this device moves windows the ordinary way from now on
   bool shared = false;
   std::chrono::steady_clock::time_point sharing_checked{};
+  std::atomic<int> blocks{0};  // the kernel's blocks; 0 until first asked
 };
 
 constexpr int kMostDevices = 64;
@@ -235,11 +304,24 @@ Status open_ring(int device, DeviceRing& r) {
   return GDDT_OK;
 }
 
-// With r.mutex held and no kernel running: starts one at the oldest job not done.
+// With r.mutex held and no kernel running: starts one at the oldest job not done. A cluster
+// that does not start is tried once more as one block.
 Status launch(DeviceRing& r) {
   __atomic_store_n(&r.ring->running, 1u, __ATOMIC_RELEASE);
-  resident_kernel<<<1, kResidentThreads, 0, r.stream>>>(r.ring_on_device, load_acquire(&r.ring->done));
-  const Status status = gpu::check_last_error("resident kernel launch");
+  const std::uint64_t first = load_acquire(&r.ring->done);
+  const int blocks = std::max(1, r.blocks.load());
+  cudaLaunchAttribute cluster{};
+  cudaLaunchConfig_t config = launch_config(blocks, r.stream, &cluster);
+  cudaError_t error = cudaLaunchKernelEx(&config, resident_kernel, r.ring_on_device, first);
+  if (error != cudaSuccess && blocks > 1) {
+    cudaGetLastError();
+    GDDT_LOG(kInfo, "a cluster of %d resident blocks does not start (%s): the resident kernel is one block", blocks,
+             cudaGetErrorString(error));
+    r.blocks = 1;
+    config = launch_config(1, r.stream, &cluster);
+    error = cudaLaunchKernelEx(&config, resident_kernel, r.ring_on_device, first);
+  }
+  const Status status = error == cudaSuccess ? GDDT_OK : gpu::check_last_error("resident kernel launch");
   if (is_error(status)) {
     __atomic_store_n(&r.ring->running, 0u, __ATOMIC_RELEASE);
     r.broken = true;
@@ -304,17 +386,22 @@ Status wait(DeviceRing& r, std::uint64_t ticket, const gpu::WhileWaiting& meanwh
   }
 }
 
-// The words each thread moves per tile, as the kernel unrolls them for this job: all of them,
-// since one block has the whole window to itself.
-int words_per_thread(JobKind kind, int width) {
-  if (kind == JobKind::kBlockList) return kBlockListWordsPerThread;
-  return with_width(width, [](auto w) { return kWordsPerThread<decltype(w)::value>; });
+// The words each thread moves per tile: few enough that every block of the kernel has a tile,
+// at most as many as the kernel unrolls for this job.
+int words_per_thread(JobKind kind, int width, const WindowWords<std::uint32_t>& window, int blocks) {
+  const int most = kind == JobKind::kBlockList
+                       ? kBlockListWordsPerThread
+                       : with_width(width, [](auto w) { return kWordsPerThread<decltype(w)::value>; });
+  const std::uint64_t threads = std::uint64_t{kResidentThreads} * static_cast<std::uint64_t>(blocks);
+  const std::uint64_t words = window.word_end > window.word_begin ? window.word_end - window.word_begin : 0;
+  return static_cast<int>(std::clamp<std::uint64_t>((words + threads - 1) / threads, 1, static_cast<std::uint64_t>(most)));
 }
 
 template <typename Args>
 Status run_job(JobKind kind, int width, bool unpack, Args args, Ordering ordering, const gpu::WhileWaiting& meanwhile,
                bool* served) {
-  args.window.words_per_thread = words_per_thread(kind, width);
+  const int device = gpu::current_device();
+  args.window.words_per_thread = words_per_thread(kind, width, args.window, resident_kernel_blocks(device));
   static_assert(sizeof(Args) <= sizeof(Job::args), "job arguments fit a ring slot");
   Job job{};
   job.kind = kind;
@@ -323,7 +410,7 @@ Status run_job(JobKind kind, int width, bool unpack, Args args, Ordering orderin
   std::memcpy(job.args, &args, sizeof(Args));
   DeviceRing* ring = nullptr;
   std::uint64_t ticket = 0;
-  GDDT_CHECK(post(gpu::current_device(), job, ordering, &ring, &ticket, served));
+  GDDT_CHECK(post(device, job, ordering, &ring, &ticket, served));
   if (!*served) return GDDT_OK;
   jobs_run.fetch_add(1, std::memory_order_relaxed);
   return wait(*ring, ticket, meanwhile);
@@ -347,12 +434,25 @@ Status run_resident(bool unpack, const BlockListPlan& plan, const PieceTable& ta
   return run_job(JobKind::kBlockList, plan.words.width, unpack, args, ordering, meanwhile, served);
 }
 
-bool resident_kernel_running(int device) {
-  if (device < 0 || device >= kMostDevices) return false;
+int resident_kernel_blocks(int device) {
+  if (device < 0 || device >= kMostDevices) return 1;
+  std::atomic<int>& blocks = rings[device].blocks;
+  int known = blocks.load(std::memory_order_relaxed);
+  if (known == 0) {
+    // Two first callers may both ask; they get the same answer.
+    known = cluster_blocks(device);
+    int unknown = 0;
+    if (!blocks.compare_exchange_strong(unknown, known, std::memory_order_relaxed)) known = unknown;
+  }
+  return known;
+}
+
+int resident_multiprocessors(int device) {
+  if (device < 0 || device >= kMostDevices) return 0;
   DeviceRing& r = rings[device];
   std::unique_lock<std::mutex> lock(r.mutex, std::try_to_lock);
-  if (!lock.owns_lock()) return true;  // a caller is posting or waiting for a job
-  return r.ring != nullptr && load_acquire(&r.ring->running) != 0;
+  const bool running = !lock.owns_lock() || (r.ring != nullptr && load_acquire(&r.ring->running) != 0);
+  return running ? resident_kernel_blocks(device) : 0;  // a caller holding the lock is posting or waiting for a job
 }
 
 void stop_resident() {

@@ -1,5 +1,5 @@
-// The resident kernel: one block of threads per device that keeps running between calls and
-// moves the small windows posted to it. A call that waits for a small window then pays a few
+// The resident kernel: one cluster of thread blocks per device (resident_kernel_blocks) that keeps
+// running between calls and moves the small windows posted to it. A call that waits for a small window then pays a few
 // round trips over the bus (about 3 us on an H200) instead of a kernel launch and its
 // completion (about 10 us). Calls post jobs to a ring in mapped pinned memory; the kernel exits
 // after GDDT_RESIDENT_IDLE_US without work and the next job starts it again.
@@ -22,9 +22,13 @@ Status run_resident(bool unpack, const StridedPlan& plan, const void* typed, con
 Status run_resident(bool unpack, const BlockListPlan& plan, const PieceTable& table, const void* typed,
                     const void* packed, Ordering ordering, const gpu::WhileWaiting& meanwhile, bool* served);
 
-// Whether the resident kernel of `device` may be running now and so holds one multiprocessor
-// (a guess: it may exit or start at any moment).
-bool resident_kernel_running(int device);
+// Thread blocks of the resident kernel of `device` (one cluster of GDDT_RESIDENT_BLOCKS where
+// the GPU has clusters, else one), each on a multiprocessor of its own.
+int resident_kernel_blocks(int device);
+
+// Multiprocessors the resident kernel of `device` holds now: its blocks while it may be
+// running, else 0 (a guess: it may exit or start at any moment).
+int resident_multiprocessors(int device);
 
 // Asks every resident kernel to exit, waits for it and frees its ring.
 void stop_resident();
