@@ -89,10 +89,12 @@ template <typename Index>
 ::testing::AssertionResult emulate_plan(bool unpack, const Window& w, const WindowPlan& plan, char* typed,
                                         char* packed) {
   switch (plan.kind) {
-    case WindowPlan::Kind::kCopy:
-      unpack ? std::memcpy(typed + plan.copy_offset, packed, static_cast<std::size_t>(w.length))
-             : std::memcpy(packed, typed + plan.copy_offset, static_cast<std::size_t>(w.length));
-      return ::testing::AssertionSuccess();
+    case WindowPlan::Kind::kCopy: {  // as the resident kernel moves it
+      const StridedPlan range = plan_range(plan.copy_offset, typed, packed, w.length);
+      const StridedArgs<Index> args = strided_args<Index>(range, typed, packed);
+      return emulate_words(unpack, args.window, range.words.width,
+                           [&](Index word) { return strided_offset<kMaxWordDims>(args, word); });
+    }
     case WindowPlan::Kind::kStrided: {
       const StridedArgs<Index> args = strided_args<Index>(plan.strided, typed, packed);
       return emulate_words(unpack, args.window, plan.strided.words.width,
@@ -263,6 +265,31 @@ TEST(CudaPlan, ContiguousWindowsAreCopies) {
 
   plan = plan_window(Window{&vector, 3, 60, 10}, buffer, buffer);  // across two blocks
   EXPECT_EQ(plan.kind, WindowPlan::Kind::kStrided);
+}
+
+// The resident kernel moves a copy as one dimension of words as wide as both ends allow, the
+// bytes past the last whole word as a partial word.
+TEST(CudaPlan, CopiesAsOneDimensionOfWords) {
+  alignas(16) static char typed[256], packed[256];
+  struct Case {
+    std::int64_t typed_offset, packed_offset, length;
+    int width;
+  };
+  for (const Case& c : {Case{0, 0, 100, 16}, Case{8, 0, 64, 8}, Case{4, 12, 40, 4}, Case{3, 0, 50, 1},
+                        Case{32, 16, 7, 16}}) {
+    const StridedPlan plan = plan_range(c.typed_offset, typed, packed + c.packed_offset, c.length);
+    EXPECT_EQ(plan.words.width, c.width) << "typed +" << c.typed_offset << ", packed +" << c.packed_offset;
+    for (int i = 0; i < 256; ++i) typed[i] = static_cast<char>(i);
+    std::memset(packed, -1, sizeof packed);
+    const StridedArgs<std::uint32_t> args = strided_args<std::uint32_t>(plan, typed, packed + c.packed_offset);
+    ASSERT_TRUE(emulate_words(false, args.window, plan.words.width,
+                              [&](std::uint32_t word) { return strided_offset<kMaxWordDims>(args, word); }));
+    for (int i = 0; i < 256; ++i) {
+      const std::int64_t at = i - c.packed_offset;
+      const char expected = at >= 0 && at < c.length ? typed[c.typed_offset + at] : static_cast<char>(-1);
+      ASSERT_EQ(packed[i], expected) << "packed byte " << i << " of a copy of " << c.length << " bytes";
+    }
+  }
 }
 
 TEST(CudaPlan, ElementCountMergesIntoTheOuterDimension) {

@@ -387,10 +387,10 @@ constexpr std::uint64_t kResidentMostSectorsPerBlock = 2048;
 constexpr std::int64_t kResidentMostBytesPerBlock = 16 << 10;
 
 // The resident kernel's version of move_window: the same plan, run by the kernel kept on the
-// device (resident.hpp) and waited for. A window inside one block is left to the copy engine,
-// whose copy completes sooner than a job of the resident kernel (8.0 against about 9 us on an
-// H200, the latter including the check of the legacy default stream); one touching many
-// sectors, to a launch.
+// device (resident.hpp) and waited for; a window inside one block too: synchronous copies of 4
+// to 64 KiB took 0.9-2.4 us longer than an empty launch + synchronize through the copy engine
+// and mostly less through the resident kernel, on an H100 (performance.md). Windows larger or
+// more scattered than its blocks take quickly go to a launch.
 template <bool kUnpack>
 Status move_now(const Window& w, const void* typed, const void* packed, Ordering ordering,
                 const gpu::WhileWaiting& meanwhile, bool* served) {
@@ -401,10 +401,13 @@ Status move_now(const Window& w, const void* typed, const void* packed, Ordering
   const int device = gpu::current_device();
   const int blocks = resident_kernel_blocks(device);
   if (w.length > kResidentMostBytesPerBlock * blocks) return GDDT_OK;
-  const WindowPlan plan = plan_window(w, typed, packed);
-  const WordPlan* words = word_plan(plan);
+  WindowPlan plan = plan_window(w, typed, packed);
+  if (plan.kind == WindowPlan::Kind::kCopy) {
+    plan.kind = WindowPlan::Kind::kStrided;
+    plan.strided = plan_range(plan.copy_offset, typed, packed, w.length);
+  }
   const std::uint64_t most_sectors = kResidentMostSectorsPerBlock * static_cast<std::uint64_t>(blocks);
-  if (words == nullptr || typed_sectors(w, words->width) > most_sectors) return GDDT_OK;
+  if (typed_sectors(w, word_plan(plan)->width) > most_sectors) return GDDT_OK;
   if (plan.kind == WindowPlan::Kind::kStrided) {
     return run_resident(kUnpack, plan.strided, typed, packed, ordering, meanwhile, served);
   }

@@ -183,6 +183,18 @@ inline StridedPlan plan_strided(const ByteShape& s, const void* typed, const voi
   return plan;
 }
 
+// A window inside one block (a plain copy from `typed_offset`) as a strided block of one
+// dimension, for a kernel rather than the copy engine: words as wide as both addresses allow,
+// partial words at the end.
+inline StridedPlan plan_range(std::int64_t typed_offset, const void* typed, const void* packed, std::int64_t length) {
+  const int width = word_width((address_bits(typed) + static_cast<std::uint64_t>(typed_offset)) | address_bits(packed));
+  StridedPlan plan;
+  plan.dims[plan.ndims++] = type::Dim{(length + width - 1) / width, width};
+  plan.words = plan_words(width, 0, length);
+  plan.words.typed_shift = typed_offset;
+  return plan;
+}
+
 template <typename Index>
 StridedArgs<Index> strided_args(const StridedPlan& plan, const void* typed, const void* packed) {
   StridedArgs<Index> args;
