@@ -208,7 +208,8 @@ class CudaPack : public ::testing::Test {
   // window is one job.
   void run_resident(Memory typed_kind, Memory packed_kind, int cases, std::uint64_t seed_offset) {
     const pack::cuda_impl::ResidentCounts before = pack::cuda_impl::resident_counts();
-    const std::int64_t most = std::min<std::int64_t>(kResidentStream, kResidentBlockBytes * resident_blocks());
+    const std::int64_t most =
+        std::min<std::int64_t>(kResidentStream, pack::cuda_impl::kResidentMostBytesPerBlock * resident_blocks());
     const auto [windows, declined] = run_random<ResidentEnv>(typed_kind, packed_kind, cases, seed_offset, most);
     const pack::cuda_impl::ResidentCounts after = pack::cuda_impl::resident_counts();
     std::printf("%d windows, %d declined by the resident kernel, %llu launches of it\n", windows, declined,
@@ -221,7 +222,6 @@ class CudaPack : public ::testing::Test {
   static constexpr std::size_t kTypedBytes = 48 << 20;
   static constexpr std::size_t kPackedBytes = 16 << 20;
   static constexpr std::int64_t kResidentStream = 64 << 10;  // main() sets GDDT_RESIDENT_MAX to it
-  static constexpr std::int64_t kResidentBlockBytes = 16 << 10;  // what each block of the kernel takes at most
   static std::int64_t resident_blocks() { return pack::cuda_impl::resident_kernel_blocks(gpu::current_device()); }
   cudaStream_t stream_ = nullptr;
 };
@@ -437,12 +437,14 @@ TEST_F(CudaPack, BlockListWithItsTableInGlobalMemory) {
 TEST_F(CudaPack, ResidentKernelLeavesScatteredWindowsToALaunch) {
   std::mt19937_64 rng(testing::test_seed() + 9);
   const std::int64_t blocks = resident_blocks();
-  const std::int64_t dense_words = std::min<std::int64_t>(kResidentBlockBytes * blocks, kResidentStream) / 4;
+  const std::int64_t dense_words =
+      std::min<std::int64_t>(pack::cuda_impl::kResidentMostBytesPerBlock * blocks, kResidentStream) / 4;
+  const auto scattered_words = static_cast<std::int64_t>(pack::cuda_impl::kResidentMostSectorsPerBlock) * blocks + 1;
   struct Case {
     std::int64_t word, count, stride;
     bool served;
   };
-  for (const Case& c : {Case{4, dense_words, 8, true}, Case{1, 2048 * blocks + 1, 252, false}}) {
+  for (const Case& c : {Case{4, dense_words, 8, true}, Case{1, scattered_words, 252, false}}) {
     type::Layout vector;
     ASSERT_EQ(type::make_repeat(type::make_block(c.word), c.count, c.stride, &vector), GDDT_OK);
     const pack::Window w{&vector, 1, 0, vector.size};

@@ -376,16 +376,6 @@ Status move_set(const WindowMove* moves, int count, gpu::Stream user_stream) {
   return GDDT_OK;
 }
 
-// What one block of the resident kernel takes of a window at most: beyond about four typed
-// sectors per thread a launched grid is quicker, as it is for more than 16 KiB of fine-grained
-// words. An x face of a 3-D grid (one 4-byte word every 252 bytes) took 47 us one way at 16 KiB
-// (4096 sectors) through a one-block resident kernel against 31 us launched, while vectors,
-// block lists and structs of up to 16 KiB (about 1024 sectors) were 4-8 us quicker through it
-// (two H200s); at 32 KiB one block was slower than a launch for 4-byte vectors, block lists
-// and structs (performance.md).
-constexpr std::uint64_t kResidentMostSectorsPerBlock = 2048;
-constexpr std::int64_t kResidentMostBytesPerBlock = 16 << 10;
-
 // The resident kernel's version of move_window: the same plan, run by the kernel kept on the
 // device (resident.hpp) and waited for; a window inside one block too: synchronous copies of 4
 // to 64 KiB took 0.9-2.4 us longer than an empty launch + synchronize through the copy engine
@@ -399,23 +389,23 @@ Status move_now(const Window& w, const void* typed, const void* packed, Ordering
   GDDT_CHECK(check_window(w, typed, packed));
   if (w.length == 0) return GDDT_OK;
   const int device = gpu::current_device();
-  const int blocks = resident_kernel_blocks(device);
-  if (w.length > kResidentMostBytesPerBlock * blocks) return GDDT_OK;
+  const int kernel_blocks = resident_kernel_blocks(device);
+  if (w.length > kResidentMostBytesPerBlock * kernel_blocks) return GDDT_OK;
   WindowPlan plan = plan_window(w, typed, packed);
   if (plan.kind == WindowPlan::Kind::kCopy) {
     plan.kind = WindowPlan::Kind::kStrided;
     plan.strided = plan_range(plan.copy_offset, typed, packed, w.length);
   }
-  const std::uint64_t most_sectors = kResidentMostSectorsPerBlock * static_cast<std::uint64_t>(blocks);
-  if (typed_sectors(w, word_plan(plan)->width) > most_sectors) return GDDT_OK;
+  const int blocks = resident_blocks_for(w.length, typed_sectors(w, word_plan(plan)->width), kernel_blocks);
+  if (blocks == 0) return GDDT_OK;
   if (plan.kind == WindowPlan::Kind::kStrided) {
-    return run_resident(kUnpack, plan.strided, typed, packed, ordering, meanwhile, served);
+    return run_resident(kUnpack, plan.strided, typed, packed, blocks, ordering, meanwhile, served);
   }
   gpu::Stream upload = nullptr;
   GDDT_CHECK(gpu::library_stream(device, &upload));
   PieceTable table;
   GDDT_CHECK(device_piece_table(*w.layout, device, static_cast<cudaStream_t>(upload), &table));
-  return run_resident(kUnpack, plan.block_list, table, typed, packed, ordering, meanwhile, served);
+  return run_resident(kUnpack, plan.block_list, table, typed, packed, blocks, ordering, meanwhile, served);
 }
 
 Status cuda_pack_now(const Window& window, const void* typed, void* packed, Ordering ordering,

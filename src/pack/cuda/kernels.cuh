@@ -102,10 +102,20 @@ __device__ __forceinline__ void move_batch(const WindowWords<Index>& a, int rows
   }
 }
 
+// The blocks that move a window together, and which of them this one is: the launch's grid,
+// or those of the resident kernel's cluster that a job uses.
+struct BlockShare {
+  unsigned blocks;
+  unsigned block;
+};
+
+__device__ __forceinline__ BlockShare whole_grid() { return BlockShare{gridDim.x, blockIdx.x}; }
+
 // Moves the bytes of the words at the window's ends that it covers only in part.
 template <int W, bool kUnpack, Reads kReads, typename Index, typename TypedOffset>
-__device__ __forceinline__ void move_partial_words(const WindowWords<Index>& a, TypedOffset typed_offset) {
-  if (blockIdx.x != 0 || static_cast<int>(threadIdx.x) >= a.npartial) return;
+__device__ __forceinline__ void move_partial_words(const WindowWords<Index>& a, BlockShare share,
+                                                   TypedOffset typed_offset) {
+  if (share.block != 0 || static_cast<int>(threadIdx.x) >= a.npartial) return;
   const PartialWord<Index> part = threadIdx.x == 0 ? a.partial[0] : a.partial[1];
   char* typed = a.typed + typed_offset(part.word);
   char* packed = a.packed + (static_cast<std::int64_t>(part.word) * W - a.packed_shift);
@@ -121,21 +131,21 @@ __device__ __forceinline__ void move_partial_words(const WindowWords<Index>& a, 
 // Moves every word of the window in tiles of kThreads x words_per_thread words, the threads
 // of a block taking consecutive words (blocks have kThreads threads).
 template <int W, int kUnroll, bool kUnpack, int kThreads, Reads kReads, typename Index, typename TypedOffset>
-__device__ __forceinline__ void move_words(const WindowWords<Index>& a, TypedOffset typed_offset) {
+__device__ __forceinline__ void move_words(const WindowWords<Index>& a, BlockShare share, TypedOffset typed_offset) {
   const Index tile_words = static_cast<Index>(kThreads) * a.words_per_thread;
-  const Index stride = static_cast<Index>(gridDim.x) * tile_words;
-  for (Index tile = a.word_begin + static_cast<Index>(blockIdx.x) * tile_words; tile < a.word_end; tile += stride) {
+  const Index stride = static_cast<Index>(share.blocks) * tile_words;
+  for (Index tile = a.word_begin + static_cast<Index>(share.block) * tile_words; tile < a.word_end; tile += stride) {
     move_batch<W, kUnroll, kUnpack, kReads>(
         a, a.words_per_thread, [&](int u) { return tile + threadIdx.x + static_cast<Index>(u) * kThreads; },
         typed_offset);
   }
-  move_partial_words<W, kUnpack, kReads>(a, typed_offset);
+  move_partial_words<W, kUnpack, kReads>(a, share, typed_offset);
 }
 
 template <int W, int kDims, bool kUnpack, typename Index>
 __device__ __forceinline__ void move_strided(const StridedArgs<Index>& a) {
   move_words<W, kWordsPerThread<W>, kUnpack, kThreadsPerBlock, Reads::kCached>(
-      a.window, [&a](Index word) { return strided_offset<kDims>(a, word); });
+      a.window, whole_grid(), [&a](Index word) { return strided_offset<kDims>(a, word); });
 }
 
 template <int W, int kDims, bool kUnpack, typename Index>
@@ -194,7 +204,7 @@ __device__ __forceinline__ void move_spans(const BlockListArgs<Index>& a, const 
     }
   }
   move_partial_words<W, kUnpack, Reads::kCached>(
-      window, [&](Index word) { return block_list_offset(a, table, static_cast<Index>(word * W)); });
+      window, whole_grid(), [&](Index word) { return block_list_offset(a, table, static_cast<Index>(word * W)); });
 }
 
 // Whether a block-list kernel moves its words in spans (move_spans) or in tiles (move_words).
@@ -227,7 +237,8 @@ __device__ __forceinline__ void move_block_list(const BlockListArgs<Index>& a) {
     move_spans<W, kBlockListWordsPerThread, kUnpack, kThreadsPerBlock>(a, table);
   } else {
     move_words<W, kBlockListWordsPerThread, kUnpack, kThreadsPerBlock, Reads::kCached>(
-        a.window, [&a, &table](Index word) { return block_list_offset(a, table, static_cast<Index>(word * W)); });
+        a.window, whole_grid(),
+        [&a, &table](Index word) { return block_list_offset(a, table, static_cast<Index>(word * W)); });
   }
 }
 

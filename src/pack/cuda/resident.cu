@@ -7,10 +7,10 @@
 // visible system-wide and advances `done`, which the caller that posted the job polls.
 //
 // On GPUs with thread block clusters the kernel is one cluster of GDDT_RESIDENT_BLOCKS blocks,
-// one multiprocessor each: block 0 polls the ring, and the others sleep in the cluster's
-// hardware barrier until it has a job, read the job from its shared memory, and move their
-// share of the window. Followers that polled device memory instead cost a job more than the
-// extra blocks saved (performance.md).
+// one multiprocessor each: block 0 polls the ring and moves a window that one block moves
+// quickly by itself; the others sleep in the cluster's hardware barrier until it has a larger
+// job, read the job from its shared memory, and move their share of the window. Followers that
+// polled device memory instead cost a job more than the extra blocks saved (performance.md).
 //
 // The kernel exits on its own after GDDT_RESIDENT_IDLE_US without work, clearing `running`
 // after its last `done`; a caller that finds `running` clear while its job is not done starts
@@ -46,7 +46,7 @@ struct alignas(16) Job {
   JobKind kind;
   std::uint32_t width;
   std::uint32_t unpack;
-  std::uint32_t unused;
+  std::uint32_t blocks;  // of the cluster that move the window
   alignas(16) unsigned char args[(kArgsBytes + 15) / 16 * 16];  // StridedArgs or BlockListArgs
 };
 
@@ -124,36 +124,28 @@ __device__ bool wait_for_job(Ring* ring, std::uint64_t next, Job* job) {
 }
 
 template <int W, bool kUnpack>
-__device__ void run_width(const Job& job, uint4* shared_table) {
+__device__ void run_width(const Job& job, BlockShare share, uint4* shared_table) {
+  if (share.block >= share.blocks) return;  // a block this job does not need
   if (job.kind == JobKind::kStrided) {
     const auto& a = *reinterpret_cast<const StridedArgs<std::uint32_t>*>(job.args);
     move_words<W, kWordsPerThread<W>, kUnpack, kResidentThreads, Reads::kFetchAgain>(
-        a.window, [&a](std::uint32_t word) { return strided_offset<kMaxWordDims>(a, word); });
+        a.window, share, [&a](std::uint32_t word) { return strided_offset<kMaxWordDims>(a, word); });
   } else {
     const auto& a = *reinterpret_cast<const BlockListArgs<std::uint32_t>*>(job.args);
     const PieceTable table = table_in_shared<kResidentThreads, Reads::kFetchAgain>(a.table, shared_table);
     move_words<W, kBlockListWordsPerThread, kUnpack, kResidentThreads, Reads::kFetchAgain>(
-        a.window, [&a, &table](std::uint32_t word) { return block_list_offset(a, table, word * W); });
+        a.window, share, [&a, &table](std::uint32_t word) { return block_list_offset(a, table, word * W); });
   }
 }
 
 template <bool kUnpack>
-__device__ void run(const Job& job, uint4* shared_table) {
+__device__ void run(const Job& job, BlockShare share, uint4* shared_table) {
   switch (job.width) {
-    case 16: return run_width<16, kUnpack>(job, shared_table);
-    case 8: return run_width<8, kUnpack>(job, shared_table);
-    case 4: return run_width<4, kUnpack>(job, shared_table);
-    case 2: return run_width<2, kUnpack>(job, shared_table);
-    default: return run_width<1, kUnpack>(job, shared_table);
-  }
-}
-
-// Every block of the kernel's cluster (of one block where there are no clusters) waits here.
-__device__ __forceinline__ void cluster_barrier(bool alone) {
-  if (alone) {
-    __syncthreads();
-  } else {
-    cooperative_groups::this_cluster().sync();
+    case 16: return run_width<16, kUnpack>(job, share, shared_table);
+    case 8: return run_width<8, kUnpack>(job, share, shared_table);
+    case 4: return run_width<4, kUnpack>(job, share, shared_table);
+    case 2: return run_width<2, kUnpack>(job, share, shared_table);
+    default: return run_width<1, kUnpack>(job, share, shared_table);
   }
 }
 
@@ -162,38 +154,48 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_kernel(Ring* rin
   __shared__ uint4 shared_table[kMaxSharedTableBytes / sizeof(uint4)];
   __shared__ bool exit_now;
   const cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
-  const bool alone = cluster.num_blocks() == 1;
-  const bool leader = cluster.block_rank() == 0;
+  const unsigned cluster_blocks = cluster.num_blocks();
+  const unsigned rank = cluster.block_rank();
   for (;;) {
-    if (leader && threadIdx.x < kWarp) {
-      const bool found = wait_for_job(ring, next, &job);
-      if (threadIdx.x == 0) exit_now = !found;
-    }
-    cluster_barrier(alone);
-    if (!leader) {
-      // The leader leaves `job` alone until every block has passed the barrier after the job.
-      const Job* posted = cluster.map_shared_rank(&job, 0);
-      for (unsigned i = threadIdx.x; i < sizeof(Job) / 4; i += kResidentThreads) {
-        reinterpret_cast<std::uint32_t*>(&job)[i] = reinterpret_cast<const std::uint32_t*>(posted)[i];
+    // The leader (block 0) takes each job; one that needs a single block it moves alone, while
+    // the others stay in the cluster barrier.
+    bool together = true;
+    if (rank == 0) {
+      if (threadIdx.x < kWarp) {
+        const bool found = wait_for_job(ring, next, &job);
+        if (threadIdx.x == 0) exit_now = !found;
       }
-      if (threadIdx.x == 0) exit_now = *cluster.map_shared_rank(&exit_now, 0);
       __syncthreads();
+      together = cluster_blocks > 1 && (exit_now || job.blocks > 1);
+    }
+    if (together) {
+      cluster.sync();
+      if (rank != 0) {
+        // The leader leaves `job` alone until every block has passed the barrier after the job.
+        const Job* posted = cluster.map_shared_rank(&job, 0);
+        for (unsigned i = threadIdx.x; i < sizeof(Job) / 4; i += kResidentThreads) {
+          reinterpret_cast<std::uint32_t*>(&job)[i] = reinterpret_cast<const std::uint32_t*>(posted)[i];
+        }
+        if (threadIdx.x == 0) exit_now = *cluster.map_shared_rank(&exit_now, 0);
+        __syncthreads();
+      }
     }
     if (exit_now) break;
+    const BlockShare share{together ? min(job.blocks, cluster_blocks) : 1u, rank};
     if (job.unpack != 0) {
-      run<true>(job, shared_table);
+      run<true>(job, share, shared_table);
     } else {
-      run<false>(job, shared_table);
+      run<false>(job, share, shared_table);
     }
     __syncthreads();  // every thread's bytes are written, and nobody still reads `job`
     // Cumulative through the barrier: the whole block's writes are visible system-wide.
     if (threadIdx.x == 0) __threadfence_system();
-    cluster_barrier(alone);
+    if (together) cluster.sync();
     ++next;
-    if (leader && threadIdx.x == 0) store_release_system(&ring->done, next);
+    if (rank == 0 && threadIdx.x == 0) store_release_system(&ring->done, next);
   }
-  cluster_barrier(alone);  // no block exits while another still reads its shared memory
-  if (leader && threadIdx.x == 0) {
+  if (cluster_blocks > 1) cluster.sync();  // no block exits while another still reads its shared memory
+  if (rank == 0 && threadIdx.x == 0) {
     __threadfence_system();
     *reinterpret_cast<volatile std::uint32_t*>(&ring->running) = 0;
   }
@@ -386,7 +388,7 @@ Status wait(DeviceRing& r, std::uint64_t ticket, const gpu::WhileWaiting& meanwh
   }
 }
 
-// The words each thread moves per tile: few enough that every block of the kernel has a tile,
+// The words each thread moves per tile: few enough that every block of the job has a tile,
 // at most as many as the kernel unrolls for this job.
 int words_per_thread(JobKind kind, int width, const WindowWords<std::uint32_t>& window, int blocks) {
   const int most = kind == JobKind::kBlockList
@@ -394,23 +396,24 @@ int words_per_thread(JobKind kind, int width, const WindowWords<std::uint32_t>& 
                        : with_width(width, [](auto w) { return kWordsPerThread<decltype(w)::value>; });
   const std::uint64_t threads = std::uint64_t{kResidentThreads} * static_cast<std::uint64_t>(blocks);
   const std::uint64_t words = window.word_end > window.word_begin ? window.word_end - window.word_begin : 0;
-  return static_cast<int>(std::clamp<std::uint64_t>((words + threads - 1) / threads, 1, static_cast<std::uint64_t>(most)));
+  const std::uint64_t spread = (words + threads - 1) / threads;
+  return static_cast<int>(std::clamp<std::uint64_t>(spread, 1, static_cast<std::uint64_t>(most)));
 }
 
 template <typename Args>
-Status run_job(JobKind kind, int width, bool unpack, Args args, Ordering ordering, const gpu::WhileWaiting& meanwhile,
-               bool* served) {
-  const int device = gpu::current_device();
-  args.window.words_per_thread = words_per_thread(kind, width, args.window, resident_kernel_blocks(device));
+Status run_job(JobKind kind, int width, bool unpack, Args args, int blocks, Ordering ordering,
+               const gpu::WhileWaiting& meanwhile, bool* served) {
+  args.window.words_per_thread = words_per_thread(kind, width, args.window, blocks);
   static_assert(sizeof(Args) <= sizeof(Job::args), "job arguments fit a ring slot");
   Job job{};
   job.kind = kind;
   job.width = static_cast<std::uint32_t>(width);
   job.unpack = unpack ? 1 : 0;
+  job.blocks = static_cast<std::uint32_t>(blocks);
   std::memcpy(job.args, &args, sizeof(Args));
   DeviceRing* ring = nullptr;
   std::uint64_t ticket = 0;
-  GDDT_CHECK(post(device, job, ordering, &ring, &ticket, served));
+  GDDT_CHECK(post(gpu::current_device(), job, ordering, &ring, &ticket, served));
   if (!*served) return GDDT_OK;
   jobs_run.fetch_add(1, std::memory_order_relaxed);
   return wait(*ring, ticket, meanwhile);
@@ -418,20 +421,21 @@ Status run_job(JobKind kind, int width, bool unpack, Args args, Ordering orderin
 
 }  // namespace
 
-Status run_resident(bool unpack, const StridedPlan& plan, const void* typed, const void* packed, Ordering ordering,
-                    const gpu::WhileWaiting& meanwhile, bool* served) {
+Status run_resident(bool unpack, const StridedPlan& plan, const void* typed, const void* packed, int blocks,
+                    Ordering ordering, const gpu::WhileWaiting& meanwhile, bool* served) {
   *served = false;
   if (!fits_narrow_index(plan.words.largest_operand)) return GDDT_OK;
   const StridedArgs<std::uint32_t> args = strided_args<std::uint32_t>(plan, typed, packed);
-  return run_job(JobKind::kStrided, plan.words.width, unpack, args, ordering, meanwhile, served);
+  return run_job(JobKind::kStrided, plan.words.width, unpack, args, blocks, ordering, meanwhile, served);
 }
 
 Status run_resident(bool unpack, const BlockListPlan& plan, const PieceTable& table, const void* typed,
-                    const void* packed, Ordering ordering, const gpu::WhileWaiting& meanwhile, bool* served) {
+                    const void* packed, int blocks, Ordering ordering, const gpu::WhileWaiting& meanwhile,
+                    bool* served) {
   *served = false;
   if (!fits_narrow_index(plan.words.largest_operand) || shared_table_bytes(table) == 0) return GDDT_OK;
   const BlockListArgs<std::uint32_t> args = block_list_args<std::uint32_t>(plan, table, typed, packed);
-  return run_job(JobKind::kBlockList, plan.words.width, unpack, args, ordering, meanwhile, served);
+  return run_job(JobKind::kBlockList, plan.words.width, unpack, args, blocks, ordering, meanwhile, served);
 }
 
 int resident_kernel_blocks(int device) {

@@ -1,7 +1,7 @@
-// The resident kernel: one cluster of thread blocks per device (resident_kernel_blocks) that keeps
-// running between calls and moves the small windows posted to it. A call that waits for a small window then pays a few
-// round trips over the bus (about 3 us on an H200) instead of a kernel launch and its
-// completion (about 10 us). Calls post jobs to a ring in mapped pinned memory; the kernel exits
+// The resident kernel: one cluster of thread blocks per device (resident_kernel_blocks) that
+// keeps running between calls and moves the small windows posted to it. A call that waits for a
+// small window then pays a few round trips over the bus (about 3 us on an H200) instead of a
+// kernel launch and its completion (about 10 us). Calls post jobs to a ring in mapped pinned memory; the kernel exits
 // after GDDT_RESIDENT_IDLE_US without work and the next job starts it again.
 #pragma once
 
@@ -12,15 +12,39 @@
 
 namespace gddt::pack::cuda_impl {
 
-// Moves one planned window with 32-bit indices by the resident kernel of the current device
-// and waits for it. *served is false where it declines (resident kernels off or unwanted on
-// this GPU, the ring full, work still queued on the legacy default stream (asked unless
-// `ordering` says the caller did), a piece table too large for shared memory, a launch that
-// failed); nothing was done then.
-Status run_resident(bool unpack, const StridedPlan& plan, const void* typed, const void* packed, Ordering ordering,
-                    const gpu::WhileWaiting& meanwhile, bool* served);
+// What one block of the resident kernel takes of a window at most: beyond about four typed
+// sectors per thread a launched grid is quicker, as it is for more than 16 KiB of fine-grained
+// words. An x face of a 3-D grid (one 4-byte word every 252 bytes) took 47 us one way at 16 KiB
+// (4096 sectors) through a one-block resident kernel against 31 us launched, while vectors,
+// block lists and structs of up to 16 KiB (about 1024 sectors) were 4-8 us quicker through it
+// (two H200s); at 32 KiB one block was slower than a launch for 4-byte vectors, block lists
+// and structs (performance.md).
+constexpr std::uint64_t kResidentMostSectorsPerBlock = 2048;
+constexpr std::int64_t kResidentMostBytesPerBlock = 16 << 10;
+
+// Blocks of a resident kernel of `kernel_blocks` blocks that move a window of `length` bytes
+// touching `sectors` typed sectors: one where one block alone moves it quickly, since a job of
+// the whole cluster pays about 1 us for its barriers; else all of them, which moved windows of
+// 16-64 KiB up to 2 us sooner than just enough blocks for their bytes did; 0 where even all of
+// them are slower than a launched grid (performance.md).
+inline int resident_blocks_for(std::int64_t length, std::uint64_t sectors, int kernel_blocks) {
+  if (length <= kResidentMostBytesPerBlock && sectors <= kResidentMostSectorsPerBlock) return 1;
+  const bool too_much = length > kResidentMostBytesPerBlock * kernel_blocks ||
+                        sectors > kResidentMostSectorsPerBlock * static_cast<std::uint64_t>(kernel_blocks);
+  return too_much ? 0 : kernel_blocks;
+}
+
+// Moves one planned window with 32-bit indices by `blocks` blocks of the resident kernel of
+// the current device (resident_blocks_for; at most resident_kernel_blocks) and waits for it.
+// *served is false where it declines (resident kernels off or unwanted on this GPU, the ring
+// full, work still queued on the legacy default stream (asked unless `ordering` says the
+// caller did), a piece table too large for shared memory, a launch that failed); nothing was
+// done then.
+Status run_resident(bool unpack, const StridedPlan& plan, const void* typed, const void* packed, int blocks,
+                    Ordering ordering, const gpu::WhileWaiting& meanwhile, bool* served);
 Status run_resident(bool unpack, const BlockListPlan& plan, const PieceTable& table, const void* typed,
-                    const void* packed, Ordering ordering, const gpu::WhileWaiting& meanwhile, bool* served);
+                    const void* packed, int blocks, Ordering ordering, const gpu::WhileWaiting& meanwhile,
+                    bool* served);
 
 // Thread blocks of the resident kernel of `device` (one cluster of GDDT_RESIDENT_BLOCKS where
 // the GPU has clusters, else one), each on a multiprocessor of its own.
