@@ -640,7 +640,11 @@ int run(const Options& o) {
     std::string label;
     std::int64_t block, packed;
     double mpi_pack_us, launch_us, call_us, launch_call_us, to_pinned_us, from_pinned_us;
+    int tries;
   };
+  constexpr double kDisturbed = 1.5;
+  constexpr int kMostTries = 3;
+  double quiet_launch_us = 1e9;  // the quickest empty launch + synchronize of a row so far
   // Staged messages pack into and unpack from pinned host memory: their small-message path.
   char* pinned = nullptr;
   CUDA_OR_DIE(cudaMallocHost(&pinned, 64 << 10));
@@ -687,16 +691,29 @@ int run(const Options& o) {
     if (n <= (64 << 10)) {
       const int runs = std::max(o.runs, 200);
       int position = 0;
-      const auto [mpi_us, launch_us] = paired_median_wall_us(
-          runs,
-          [&] {
-            position = 0;
-            MPI_Pack(b.typed, c.count, c.type, b.packed, static_cast<int>(n), &position, MPI_COMM_SELF);
-          },
-          [&] {
-            empty_kernel<<<1, 1, 0, stream>>>();
-            cudaStreamSynchronize(stream);
-          });
+      // A row whose empty launch took far longer than the quickest row's was measured while
+      // something else held the machine (the launch alone took 2-3x as long for a few ms at a
+      // time on the H100 machine): it is measured again, up to kMostTries in all, and the
+      // attempt with the quickest launch is kept.
+      double mpi_us = 0, launch_us = 0;
+      int tries = 0;
+      while (tries == 0 || (launch_us > kDisturbed * quiet_launch_us && tries < kMostTries)) {
+        const auto [pack_attempt, launch_attempt] = paired_median_wall_us(
+            runs,
+            [&] {
+              position = 0;
+              MPI_Pack(b.typed, c.count, c.type, b.packed, static_cast<int>(n), &position, MPI_COMM_SELF);
+            },
+            [&] {
+              empty_kernel<<<1, 1, 0, stream>>>();
+              cudaStreamSynchronize(stream);
+            });
+        if (tries++ == 0 || launch_attempt < launch_us) {
+          mpi_us = pack_attempt;
+          launch_us = launch_attempt;
+        }
+      }
+      quiet_launch_us = std::min(quiet_launch_us, launch_us);
       // The host's share: the asynchronous calls alone, each drained before the next.
       const auto drain = [&] { cudaStreamSynchronize(stream); };
       const double call_us = median_wall_us(
@@ -716,7 +733,7 @@ int run(const Options& o) {
         MPI_Unpack(pinned, static_cast<int>(n), &position, b.unpacked, c.count, c.type, MPI_COMM_SELF);
       });
       small.push_back({c.label, c.block_bytes, n, mpi_us, launch_us, call_us, launch_call_us, to_pinned_us,
-                       from_pinned_us});
+                       from_pinned_us, tries});
       report.csv_row(c, "mpi_pack_to_pinned", to_pinned_us);
       report.csv_row(c, "mpi_unpack_from_pinned", from_pinned_us);
       report.csv_row(c, "mpi_pack_sync", mpi_us);
@@ -733,14 +750,17 @@ int run(const Options& o) {
     std::printf("(host share: the wall time of the asynchronous gddt_pack_window call alone, and of the empty launch "
                 "alone)\n");
     std::printf("(pinned: MPI_Pack into and MPI_Unpack out of pinned host memory, as staged messages do)\n");
-    std::printf("%-13s %9s %10s | %12s %14s %10s | %12s %12s %10s | %10s %10s\n", "case", "block", "packed",
+    std::printf("(tries: rows whose launch + synchronize took over %.1fx the quickest row's were measured again, the\n"
+                " attempt with the quickest launch kept)\n",
+                kDisturbed);
+    std::printf("%-13s %9s %10s | %12s %14s %10s | %12s %12s %10s | %10s %10s | %5s\n", "case", "block", "packed",
                 "MPI_Pack us", "launch+sync us", "extra us", "host: pack", "host: launch", "host extra", "to pinned",
-                "from pinned");
+                "from pinned", "tries");
     for (const Small& s : small) {
-      std::printf("%-13s %9s %10s | %12.1f %14.1f %10.1f | %12.1f %12.1f %10.1f | %10.1f %10.1f\n", s.label.c_str(),
-                  human_bytes(s.block).c_str(), human_bytes(s.packed).c_str(), s.mpi_pack_us, s.launch_us,
-                  s.mpi_pack_us - s.launch_us, s.call_us, s.launch_call_us, s.call_us - s.launch_call_us,
-                  s.to_pinned_us, s.from_pinned_us);
+      std::printf("%-13s %9s %10s | %12.1f %14.1f %10.1f | %12.1f %12.1f %10.1f | %10.1f %10.1f | %5d\n",
+                  s.label.c_str(), human_bytes(s.block).c_str(), human_bytes(s.packed).c_str(), s.mpi_pack_us,
+                  s.launch_us, s.mpi_pack_us - s.launch_us, s.call_us, s.launch_call_us, s.call_us - s.launch_call_us,
+                  s.to_pinned_us, s.from_pinned_us, s.tries);
     }
   }
   cudaFreeHost(pinned);
