@@ -254,7 +254,7 @@ int cluster_blocks(int device) {
 }
 
 struct DeviceRing {
-  std::mutex mutex;  // guards everything below but the ring's fields the kernel writes, and `blocks`
+  std::mutex mutex;  // guards everything below but `blocks` and the ring's fields the kernel writes
   Ring* ring = nullptr;
   Ring* ring_on_device = nullptr;
   cudaStream_t stream = nullptr;
