@@ -11,6 +11,13 @@ namespace {
 
 constexpr std::size_t kMinChunk = 64 * 1024;
 
+// The largest zero-copy window (one buffer in host memory, which the GPU reads or writes over
+// the bus) offered to the resident kernel: at 64 KiB its cluster of blocks made staged messages
+// slower than a launched grid did (an x face of a 3-D grid 44.6-46.0 us one way against 37.7,
+// a vector of 4 B blocks 42.5-43.6 against 38.0, between two H200s; performance.md), while up
+// to 16 KiB it was quicker.
+constexpr std::int64_t kResidentZeroCopyMost = 16 << 10;
+
 // Two chunk slots of scratch. Taken from the pools; when the pinned pool cannot give even
 // the minimum (or there is no GPU at all), ordinary heap memory serves, more slowly.
 class Slots {
@@ -153,7 +160,7 @@ Status transfer(const pack::Window& w, char* typed, memory::Kind typed_kind, cha
   gpu::DeviceGuard guard(device);
   if (way != Way::kPipelined) {
     const pack::Backend& cuda = pack::cuda_backend();
-    if (stream == nullptr && cuda.pack_now != nullptr) {
+    if (stream == nullptr && cuda.pack_now != nullptr && (way == Way::kDevice || w.length <= kResidentZeroCopyMost)) {
       bool served = false;
       const Status status = kPacking ? cuda.pack_now(w, typed, packed, ordering, meanwhile, &served)
                                      : cuda.unpack_now(w, typed, packed, ordering, meanwhile, &served);
