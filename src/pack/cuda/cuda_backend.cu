@@ -389,14 +389,13 @@ Status move_now(const Window& w, const void* typed, const void* packed, Ordering
   GDDT_CHECK(check_window(w, typed, packed));
   if (w.length == 0) return GDDT_OK;
   const int device = gpu::current_device();
-  const int kernel_blocks = resident_kernel_blocks(device);
-  if (w.length > kResidentMostBytesPerBlock * kernel_blocks) return GDDT_OK;
   WindowPlan plan = plan_window(w, typed, packed);
   if (plan.kind == WindowPlan::Kind::kCopy) {
     plan.kind = WindowPlan::Kind::kStrided;
     plan.strided = plan_range(plan.copy_offset, typed, packed, w.length);
   }
-  const int blocks = resident_blocks_for(w.length, typed_sectors(w, word_plan(plan)->width), kernel_blocks);
+  const std::uint64_t sectors = typed_sectors(w, word_plan(plan)->width);
+  const int blocks = resident_blocks_for(w.length, sectors, resident_kernel_blocks(device));
   if (blocks == 0) return GDDT_OK;
   if (plan.kind == WindowPlan::Kind::kStrided) {
     return run_resident(kUnpack, plan.strided, typed, packed, blocks, ordering, meanwhile, served);
