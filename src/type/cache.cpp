@@ -1,6 +1,8 @@
-// The analysis cache: one decoded layout per datatype handle, shared by all threads. Decoding
-// happens outside the lock; readers share it. Failed analyses are cached too, so a type gddt
-// cannot express is decoded once, not on every call.
+// The analysis cache: one decoded layout per datatype handle, shared by all threads, made when
+// a type first meets memory gddt serves (a host-only program analyses nothing), dropped when
+// its handle is freed or committed anew. Decoding happens outside the lock; readers share it.
+// Failed analyses are cached too, so a type gddt cannot express is decoded once, not on every
+// call.
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -72,10 +74,14 @@ Status lookup(MPI_Datatype datatype, LayoutPtr* out) {
   }
   c.misses.fetch_add(1, std::memory_order_relaxed);
   Entry entry = analyse(datatype);
+  if (is_error(entry.status)) {
+    GDDT_LOG(kInfo, "datatype not analysed (%s): MPI handles it", status_name(entry.status));
+  }
+  if (entry.layout && is_plain(*entry.layout) && is_named(datatype)) plain_named_table.insert(key);
   {
     std::unique_lock<std::shared_mutex> lock(c.mutex);
     // A free that raced with the decode wins: the analysis belongs to a dead type. An entry
-    // inserted meanwhile (by on_commit or another lookup) is kept.
+    // inserted meanwhile by another lookup is kept.
     if (!c.freed.count(key)) c.entries.emplace(key, entry);
   }
   *out = entry.layout;
@@ -84,22 +90,21 @@ Status lookup(MPI_Datatype datatype, LayoutPtr* out) {
 
 void on_commit(MPI_Datatype datatype) {
   if (datatype == MPI_DATATYPE_NULL) return;
-  Entry entry = analyse(datatype);
-  if (is_error(entry.status)) {
-    GDDT_LOG(kInfo, "datatype not analysed (%s): MPI handles it", status_name(entry.status));
-  }
   Cache& c = cache();
   const std::uint64_t key = key_of(datatype);
-  if (entry.layout && is_plain(*entry.layout) && is_named(datatype)) plain_named_table.insert(key);
+  LayoutPtr stale;  // an analysis of an earlier type with this handle, released after the lock
   std::unique_lock<std::shared_mutex> lock(c.mutex);
-  c.entries[key] = std::move(entry);
+  auto it = c.entries.find(key);
+  if (it != c.entries.end()) {
+    stale = std::move(it->second.layout);
+    c.entries.erase(it);
+  }
   c.freed.erase(key);
   c.committed.insert(key);
 }
 
 void on_free(MPI_Datatype datatype) {
   if (datatype == MPI_DATATYPE_NULL) return;
-  forget_twin(datatype);
   Cache& c = cache();
   const std::uint64_t key = key_of(datatype);
   LayoutPtr evicted;  // released after the lock: backend data may take a while to free
@@ -150,7 +155,6 @@ bool is_known_committed(MPI_Datatype datatype) {
 }
 
 void clear_cache() {
-  clear_twins();
   Cache& c = cache();
   std::unordered_map<std::uint64_t, Entry> dropped;
   std::unique_lock<std::shared_mutex> lock(c.mutex);

@@ -1,5 +1,5 @@
 // Reading a datatype's constructor through MPI_Type_get_envelope/get_contents, for the
-// decoder and for packed twins. Always through the PMPI_ names, since gddt interposes the
+// decoder. Always through the PMPI_ names, since gddt interposes the
 // MPI_ ones. An MPI-4 library refuses the int queries for a type built by a large-count
 // constructor (MPICH 4 aborts the program), so where the library has the _c queries they are
 // asked, and large-count arguments are turned into the int constructor's arguments.

@@ -26,8 +26,9 @@ Status decode(MPI_Datatype datatype, Layout* out);
 // was loaded are analysed lazily this way). Thread-safe.
 Status lookup(MPI_Datatype datatype, LayoutPtr* out);
 
-// Called by the interposed MPI_Type_commit after the library committed the type: analyses
-// it now, replacing any entry left from an earlier type with the same handle.
+// Called by the interposed MPI_Type_commit after the library committed the type: records it
+// as committed and drops any entry left from an earlier type with the same handle. The
+// analysis waits for the first lookup.
 void on_commit(MPI_Datatype datatype);
 
 // Called by the interposed MPI_Type_free before the library frees the type: evicts it and
@@ -78,13 +79,6 @@ extern PlainNamedTable plain_named_table;
 // traffic.
 inline bool is_plain_named(MPI_Datatype datatype) { return plain_named_table.contains(key_of(datatype)); }
 
-// A committed datatype with the signature of one element of `datatype` (whose size is `size`)
-// and no gaps: the layout of its packed bytes (twin.cpp says why). Built once per datatype;
-// false when gddt cannot build one (then MPI_PACKED serves). Owned by gddt until
-// forget_twin(), which MPI_Type_free calls, or clear_twins() at MPI_Finalize.
-bool packed_twin(MPI_Datatype datatype, std::int64_t size, MPI_Datatype* twin);
-void forget_twin(MPI_Datatype datatype);
-void clear_twins();
 
 // True when `datatype` was freed through MPI_Type_free and not committed since.
 bool is_freed(MPI_Datatype datatype);

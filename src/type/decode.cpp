@@ -1,16 +1,14 @@
 // Decoding an MPI datatype into a layout by walking its constructor tree with
 // MPI_Type_get_envelope/get_contents. Always through the PMPI_ names, since gddt interposes
-// the MPI_ ones. Sizes are read from the library; bounds are the MPI standard's, computed
-// alongside the layout (bounds.hpp) and checked against the library's, whose epsilon padding
-// is kept but whose mistakes are not.
+// the MPI_ ones. Sizes and bounds (lb, extent) are the library's, of the type and of every type
+// nested in it: the library packs by them and users index their buffers by them, so gddt's
+// bytes are the library's bytes even where a library departs from the standard's rules.
 #include <algorithm>
+#include <cstdlib>
 #include <cstddef>
 #include <mutex>
-#include <set>
-#include <string>
 #include <vector>
 
-#include "type/bounds.hpp"
 #include "type/contents.hpp"
 #include "type/datatype.hpp"
 
@@ -54,14 +52,7 @@ Status read_facts(MPI_Datatype datatype, Facts* facts) {
   return GDDT_OK;
 }
 
-// One decoded datatype: its layout (whose lb/extent are bounds.lb/extent()) and the
-// standard's bounds with what a parent needs to combine them.
-struct Decoded {
-  Layout layout;
-  TypeBounds bounds;
-};
-
-Status decode_node(MPI_Datatype datatype, Decoded* out);
+Status decode_node(MPI_Datatype datatype, Layout* out);
 
 // The value-and-index pair types are C structs {value; int}: two blocks with the struct's
 // padding between them (and after, in the extent the library reports).
@@ -95,22 +86,10 @@ Status decode_named(MPI_Datatype datatype, const Facts& facts, Layout* out) {
 // One block of an indexed or struct constructor: `length` copies of `child`, one child
 // extent apart, at byte displacement `displacement`.
 struct Block {
-  const Decoded* child;
+  const Layout* child;
   std::int64_t length;
   std::int64_t displacement;
 };
-
-// Places `length` copies of `child`, one extent apart, at every displacement from `low` to
-// `high`; nothing when there are no copies.
-Status place_blocks(BoundsBuilder* builder, const Decoded& child, std::int64_t length,
-                    std::int64_t low, std::int64_t high) {
-  if (length <= 0) return GDDT_OK;
-  std::int64_t first, last;
-  GDDT_CHECK(repeat_span(length, child.layout.extent, &first, &last));
-  GDDT_CHECK(sum(low, first, &first));
-  GDDT_CHECK(sum(high, last, &last));
-  return builder->place(child.bounds, first, last);
-}
 
 // Collects the parts of a concatenation. Runs of single-piece parts go straight into one
 // piece list, so a type with a million irregular blocks costs a million pieces rather than a
@@ -149,12 +128,7 @@ class Concatenation {
 
 // The typemaps of `blocks` in order. Consecutive blocks of the same child and length at a
 // constant step are built as one repeat, so regular indexed types never list their blocks.
-Status concat_blocks(const std::vector<Block>& blocks, Decoded* out) {
-  BoundsBuilder bounds;
-  for (const Block& b : blocks) {
-    GDDT_CHECK(place_blocks(&bounds, *b.child, b.length, b.displacement, b.displacement));
-  }
-  out->bounds = bounds.finish();
+Status concat_blocks(const std::vector<Block>& blocks, Layout* out) {
   Concatenation concatenation;
   for (std::size_t first = 0; first < blocks.size();) {
     const Block& b = blocks[first];
@@ -170,7 +144,7 @@ Status concat_blocks(const std::vector<Block>& blocks, Decoded* out) {
         !__builtin_sub_overflow(blocks[end].displacement, b.displacement, &step)) {
       while (end < blocks.size() && continues(end)) ++end;
     }
-    const Layout& child = b.child->layout;
+    const Layout& child = *b.child;
     Layout run;
     GDDT_CHECK(make_repeat(child, b.length, child.extent, &run));
     GDDT_CHECK(make_repeat(run, static_cast<std::int64_t>(end - first), step, &run));
@@ -178,29 +152,14 @@ Status concat_blocks(const std::vector<Block>& blocks, Decoded* out) {
     GDDT_CHECK(concatenation.add(std::move(run)));
     first = end;
   }
-  return concatenation.finish(&out->layout);
+  return concatenation.finish(out);
 }
 
-Status decode_vector(const Decoded& child, std::int64_t count, std::int64_t length,
-                     std::int64_t stride_bytes, Decoded* out) {
-  BoundsBuilder bounds;
-  if (count > 0) {
-    std::int64_t low, high;
-    GDDT_CHECK(repeat_span(count, stride_bytes, &low, &high));
-    GDDT_CHECK(place_blocks(&bounds, child, length, low, high));
-  }
-  out->bounds = bounds.finish();
+Status decode_vector(const Layout& child, std::int64_t count, std::int64_t length, std::int64_t stride_bytes,
+                     Layout* out) {
   Layout block;
-  GDDT_CHECK(make_repeat(child.layout, length, child.layout.extent, &block));
-  return make_repeat(block, count, stride_bytes, &out->layout);
-}
-
-// Subarray and darray are resized to the whole array, lb 0 (MPI-4.0 5.1.3, 5.1.4).
-Status array_bounds(const Decoded& child, int ndims, const int* sizes, TypeBounds* out) {
-  std::int64_t extent = child.layout.extent;
-  for (int d = 0; d < ndims; ++d) GDDT_CHECK(product(extent, sizes[d], &extent));
-  *out = resized_bounds(child.bounds, 0, extent);
-  return GDDT_OK;
+  GDDT_CHECK(make_repeat(child, length, child.extent, &block));
+  return make_repeat(block, count, stride_bytes, out);
 }
 
 // Subarray and darray index a global array of `child` elements; `order` says which of the
@@ -218,14 +177,12 @@ Status for_each_dim_fastest_first(int ndims, const int* sizes, int order, std::i
   return GDDT_OK;
 }
 
-Status decode_subarray(const Contents& c, const Decoded& element, Decoded* out) {
+Status decode_subarray(const Contents& c, const Layout& child, Layout* out) {
   const int ndims = c.ints[0];
   const int* sizes = &c.ints[1];
   const int* subsizes = &c.ints[1 + ndims];
   const int* starts = &c.ints[1 + 2 * ndims];
   const int order = c.ints[1 + 3 * ndims];
-  GDDT_CHECK(array_bounds(element, ndims, sizes, &out->bounds));
-  const Layout& child = element.layout;
   Layout layout = child;
   std::int64_t origin = 0;
   GDDT_CHECK(for_each_dim_fastest_first(
@@ -235,7 +192,7 @@ Status decode_subarray(const Contents& c, const Decoded& element, Decoded* out) 
         GDDT_CHECK(sum(origin, start, &origin));
         return make_repeat(layout, subsizes[d], stride, &layout);
       }));
-  return shifted(layout, origin, &out->layout);
+  return shifted(layout, origin, out);
 }
 
 // The indices of one darray dimension a process owns, in increasing order: `full_runs` runs
@@ -278,7 +235,7 @@ Status darray_ownership(int distribution, int darg, std::int64_t global, std::in
   }
 }
 
-Status decode_darray(const Contents& c, const Decoded& element, Decoded* out) {
+Status decode_darray(const Contents& c, const Layout& child, Layout* out) {
   const int nprocs = c.ints[0];
   const int rank = c.ints[1];
   const int ndims = c.ints[2];
@@ -288,8 +245,6 @@ Status decode_darray(const Contents& c, const Decoded& element, Decoded* out) {
   const int* psizes = &c.ints[3 + 3 * ndims];
   const int order = c.ints[3 + 4 * ndims];
   if (nprocs <= 0 || rank < 0 || rank >= nprocs) return GDDT_ERR_UNSUPPORTED;
-  GDDT_CHECK(array_bounds(element, ndims, gsizes, &out->bounds));
-  const Layout& child = element.layout;
 
   // The process grid is row-major whatever the array order.
   std::vector<std::int64_t> coords(static_cast<std::size_t>(ndims));
@@ -315,41 +270,34 @@ Status decode_darray(const Contents& c, const Decoded& element, Decoded* out) {
         GDDT_CHECK(shifted(parts[1], tail, &parts[1]));
         return make_concat(parts, &layout);
       }));
-  out->layout = std::move(layout);
+  *out = std::move(layout);
   return GDDT_OK;
 }
 
 // Decodes the children of a derived datatype, in the order get_contents lists them.
-Status decode_children(const Contents& c, std::vector<Decoded>* children) {
+Status decode_children(const Contents& c, std::vector<Layout>* children) {
   children->resize(c.types.size());
   for (std::size_t i = 0; i < c.types.size(); ++i) GDDT_CHECK(decode_node(c.types[i], &(*children)[i]));
   return GDDT_OK;
 }
 
-// The layout and the standard's bounds of a derived datatype.
-Status decode_derived(int combiner, const Contents& c, Decoded* out) {
-  std::vector<Decoded> children;
+// The layout of a derived datatype, its bounds still the natural ones.
+Status decode_derived(int combiner, const Contents& c, Layout* out) {
+  std::vector<Layout> children;
   GDDT_CHECK(decode_children(c, &children));
   const std::vector<int>& ints = c.ints;
   const std::vector<MPI_Aint>& addresses = c.addresses;
   std::vector<Block> blocks;
   switch (combiner) {
     case MPI_COMBINER_DUP:
+    case MPI_COMBINER_RESIZED:  // the library's bounds are set by the caller
       *out = std::move(children[0]);
       return GDDT_OK;
-    case MPI_COMBINER_RESIZED:
-      out->bounds = resized_bounds(children[0].bounds, addresses[0], addresses[1]);
-      out->layout = std::move(children[0].layout);
-      return GDDT_OK;
-    case MPI_COMBINER_CONTIGUOUS: {
-      BoundsBuilder bounds;
-      GDDT_CHECK(place_blocks(&bounds, children[0], ints[0], 0, 0));
-      out->bounds = bounds.finish();
-      return make_repeat(children[0].layout, ints[0], children[0].layout.extent, &out->layout);
-    }
+    case MPI_COMBINER_CONTIGUOUS:
+      return make_repeat(children[0], ints[0], children[0].extent, out);
     case MPI_COMBINER_VECTOR: {
       std::int64_t stride;
-      GDDT_CHECK(product(ints[2], children[0].layout.extent, &stride));
+      GDDT_CHECK(product(ints[2], children[0].extent, &stride));
       return decode_vector(children[0], ints[0], ints[1], stride, out);
     }
     case MPI_COMBINER_HVECTOR:
@@ -357,7 +305,7 @@ Status decode_derived(int combiner, const Contents& c, Decoded* out) {
     case MPI_COMBINER_INDEXED:
       for (int i = 0; i < ints[0]; ++i) {
         std::int64_t displacement;
-        GDDT_CHECK(product(ints[1 + ints[0] + i], children[0].layout.extent, &displacement));
+        GDDT_CHECK(product(ints[1 + ints[0] + i], children[0].extent, &displacement));
         blocks.push_back(Block{&children[0], ints[1 + i], displacement});
       }
       return concat_blocks(blocks, out);
@@ -367,7 +315,7 @@ Status decode_derived(int combiner, const Contents& c, Decoded* out) {
     case MPI_COMBINER_INDEXED_BLOCK:
       for (int i = 0; i < ints[0]; ++i) {
         std::int64_t displacement;
-        GDDT_CHECK(product(ints[2 + i], children[0].layout.extent, &displacement));
+        GDDT_CHECK(product(ints[2 + i], children[0].extent, &displacement));
         blocks.push_back(Block{&children[0], ints[1], displacement});
       }
       return concat_blocks(blocks, out);
@@ -415,87 +363,69 @@ Status decode_opaque(MPI_Datatype datatype, const Facts& facts, Layout* out) {
   return GDDT_OK;
 }
 
-// Whether the library adds the epsilon to every derived type, after every block it adds (Open
-// MPI), or once to structs only (MPICH; the standard's own examples are structs), asked once
-// with a type whose bounds differ by nothing else. Only needed where the library's bounds of
-// a type are wrong.
-bool library_pads_every_constructor() {
-  static const bool pads = [] {
-    MPI_Datatype probe = MPI_DATATYPE_NULL;
-    if (PMPI_Type_create_hvector(2, 1, 9, MPI_DOUBLE, &probe) != MPI_SUCCESS) return false;
-    MPI_Aint lb = 0, extent = 0;
-    const int rc = PMPI_Type_get_extent(probe, &lb, &extent);
-    PMPI_Type_free(&probe);
-    return rc == MPI_SUCCESS && extent > 9 + static_cast<MPI_Aint>(sizeof(double));
-  }();
-  return pads;
+// A library's bounds that lie this far from every byte the type touches are not a type anyone
+// builds but a library fault (an earlier fuzzer recorded such extents from Open MPI 4.1 for
+// darrays below a struct): gddt refuses the type instead of reading or writing where those
+// bounds point.
+constexpr std::int64_t kFarthestPlausibleBound = std::int64_t{1} << 40;
+
+bool plausible_bounds(const Layout& layout, const Facts& facts) {
+  if (layout.true_lb == layout.true_ub) return true;  // nothing touched, whatever the extent
+  const auto distance = [](std::int64_t a, std::int64_t b) {
+    std::int64_t d;
+    return __builtin_sub_overflow(a, b, &d) ? INT64_MAX : std::llabs(d);
+  };
+  std::int64_t ub;
+  return !__builtin_add_overflow(facts.lb, facts.extent, &ub) &&
+         distance(facts.lb, layout.true_lb) <= kFarthestPlausibleBound &&
+         distance(ub, layout.true_ub) <= kFarthestPlausibleBound;
 }
 
-// Users see the library's bounds through MPI_Type_get_extent, so where gddt departs from
-// them it says so, once per constructor.
-void note_replaced_bounds(const char* constructor, const Facts& facts, const TypeBounds& standard) {
-  static std::mutex mutex;
-  static std::set<std::string> noted;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (!noted.insert(constructor).second) return;
-  }
-  GDDT_LOG(kInfo,
-           "the MPI library's bounds of a %s datatype (lb %lld, extent %lld) are not the MPI "
-           "standard's (lb %lld, extent %lld): gddt uses the standard's (further %s cases not logged)",
-           constructor, static_cast<long long>(facts.lb), static_cast<long long>(facts.extent),
-           static_cast<long long>(standard.lb), static_cast<long long>(standard.extent()),
-           constructor);
+void note_implausible_bounds(const char* constructor, const Facts& facts, const Layout& layout) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    GDDT_LOG(kWarn,
+             "the MPI library reports bounds (lb %lld, extent %lld) for a %s datatype whose bytes lie in "
+             "[%lld, %lld): gddt refuses such types on memory it serves (further cases not logged)",
+             static_cast<long long>(facts.lb), static_cast<long long>(facts.extent), constructor,
+             static_cast<long long>(layout.true_lb), static_cast<long long>(layout.true_ub));
+  });
 }
 
-Status decode_node(MPI_Datatype datatype, Decoded* out) {
+Status decode_node(MPI_Datatype datatype, Layout* out) {
   if (datatype == MPI_DATATYPE_NULL) return GDDT_ERR_INVALID_TYPE;
   Facts facts;
   GDDT_CHECK(read_facts(datatype, &facts));
   const Envelope envelope = envelope_of(datatype);
   const int combiner = envelope.combiner;
   const char* constructor = constructor_name(combiner);
-  Decoded decoded;
+  Layout layout;
   if (combiner == MPI_COMBINER_NAMED) {
-    GDDT_CHECK(decode_named(datatype, facts, &decoded.layout));
-    decoded.bounds = library_bounds(datatype, facts.lb, facts.extent);
+    GDDT_CHECK(decode_named(datatype, facts, &layout));
   } else if (constructor != nullptr) {
     Contents contents;
     GDDT_CHECK(contents.read(datatype, envelope));
-    GDDT_CHECK(decode_derived(combiner, contents, &decoded));
-    bool replaced = false;
-    decoded.bounds = reconcile(decoded.bounds, facts.lb, facts.extent, &replaced);
-    if (replaced) {
-      if (library_pads_every_constructor()) {
-        decoded.bounds = with_epsilon_after_every_block(decoded.bounds);
-      } else if (combiner == MPI_COMBINER_STRUCT) {
-        decoded.bounds = with_epsilon(decoded.bounds);
-      }
-      note_replaced_bounds(constructor, facts, decoded.bounds);
-    }
+    GDDT_CHECK(decode_derived(combiner, contents, &layout));
   } else {
-    GDDT_CHECK(decode_opaque(datatype, facts, &decoded.layout));
-    decoded.bounds = library_bounds(datatype, facts.lb, facts.extent);
+    GDDT_CHECK(decode_opaque(datatype, facts, &layout));
   }
-  Layout& layout = decoded.layout;
   if (layout.size != facts.size) {
     GDDT_LOG(kWarn, "datatype decoded to %lld bytes but MPI_Type_size says %lld (combiner %d): %s",
              static_cast<long long>(layout.size), static_cast<long long>(facts.size), combiner,
              layout.describe().c_str());
     return GDDT_ERR_INTERNAL;
   }
-  set_bounds(&layout, decoded.bounds.lb, decoded.bounds.extent());
-  *out = std::move(decoded);
+  if (!plausible_bounds(layout, facts)) {
+    note_implausible_bounds(constructor != nullptr ? constructor : "named", facts, layout);
+    return GDDT_ERR_UNSUPPORTED;
+  }
+  set_bounds(&layout, facts.lb, facts.extent);
+  *out = std::move(layout);
   return GDDT_OK;
 }
 
 }  // namespace
 
-Status decode(MPI_Datatype datatype, Layout* out) {
-  Decoded decoded;
-  GDDT_CHECK(decode_node(datatype, &decoded));
-  *out = std::move(decoded.layout);
-  return GDDT_OK;
-}
+Status decode(MPI_Datatype datatype, Layout* out) { return decode_node(datatype, out); }
 
 }  // namespace gddt::type
