@@ -5,18 +5,15 @@
 // long as the address space is unchanged (address_space.hpp): host memory can turn into
 // device memory only after a new mapping, and every mapping the CUDA driver makes passes
 // through gddt's mmap. That is checked once per process (a device allocation must be seen
-// mapping memory, and UCX, which patches mmap calls past gddt, must be absent); where it
-// does not hold, host answers are not cached and every miss asks the driver. Where it holds,
-// the device ranges are checked the same way: one learnt before the latest mapping change is
+// mapping memory, and UCX, which patches mmap calls past gddt, must be absent). Where it
+// holds, the device ranges are checked the same way: one learnt before the latest mapping change is
 // asked about again, so memory freed with cudaFree and reused by malloc is not taken for
 // device memory.
 //
-// Stale ranges where the driver's mappings are not seen (UCX present): after cudaFree the
-// driver may hand the same addresses to a new allocation of another kind, and a cached range
-// would answer wrongly. Re-validating each hit (CU_POINTER_ATTRIBUTE_BUFFER_ID) costs about as
-// much as the query the cache saves, so such hits are trusted. Memory gddt frees itself is
-// invalidated here (pool.cpp); applications that free and reallocate buffers they pass to
-// MPI between calls can set GDDT_MEMORY_CACHE=0 there.
+// Where the driver's mappings are not seen (UCX present), nothing is cached: after cudaFree
+// the driver may hand the same addresses to a new allocation of another kind (managed memory
+// freed, device memory allocated in its place), and a cached range would send the CPU to
+// device memory. Every classification then asks the driver.
 #include "core/memory.hpp"
 
 #include <atomic>
@@ -51,12 +48,12 @@ bool ucx_hooks_mmap() {
   return present;
 }
 
-// Whether host answers may be cached: the CUDA driver's mappings must be seen.
-bool host_answers_cacheable() {
+// Whether answers may be cached: the CUDA driver's mappings must be seen.
+bool answers_cacheable() {
   static const bool cacheable = [] {
     if (!config::settings().memory_cache) return false;
     if (ucx_hooks_mmap()) {
-      GDDT_LOG(kInfo, "UCX memory hooks present: host memory answers are not cached");
+      GDDT_LOG(kInfo, "UCX memory hooks present: memory classifications are not cached");
       return false;
     }
     const std::uint64_t before = address_space::epoch();
@@ -66,7 +63,7 @@ bool host_answers_cacheable() {
     if (is_error(gpu::device_alloc(device, std::size_t{64} << 20, &probe))) return false;
     gpu::device_free(device, probe);
     const bool seen = address_space::epoch() != before;
-    GDDT_LOG(kInfo, "CUDA driver mappings %s: host memory answers %s cached", seen ? "seen" : "not seen",
+    GDDT_LOG(kInfo, "CUDA driver mappings %s: memory classifications %s cached", seen ? "seen" : "not seen",
              seen ? "are" : "are not");
     return seen;
   }();
@@ -84,7 +81,7 @@ class RangeCache {
     auto after = ranges_.upper_bound(address);
     if (after == ranges_.begin()) return false;
     const auto& [base, range] = *std::prev(after);
-    if (address >= range.end || (range.epoch != epoch && host_answers_cacheable())) return false;
+    if (address >= range.end || range.epoch != epoch) return false;
     *kind = range.kind;
     return true;
   }
@@ -163,8 +160,8 @@ Status classify(const void* ptr, Kind* kind) {
   GDDT_CHECK(gpu::query_pointer(ptr, &info));
   *kind = Kind{info.type, info.device};
   if (info.type == GDDT_MEMORY_HOST) {
-    if (host_answers_cacheable()) host_page_table.insert(address, epoch);
-  } else if (caching && info.size != 0) {
+    if (answers_cacheable()) host_page_table.insert(address, epoch);
+  } else if (caching && info.size != 0 && answers_cacheable()) {
     cache().insert(info.base, info.size, *kind, epoch);
   }
   return GDDT_OK;
