@@ -58,6 +58,30 @@ void settle_passage() {
 // A NULL buffer is MPI_BOTTOM: legal only for datatypes of absolute addresses.
 constexpr std::uintptr_t kLowestValidAddress = 64 * 1024;
 
+// A datatype gddt cannot express (more pieces than it tables) goes to the library as it is on
+// host memory; on device memory the library would pack it with the CPU, so it is refused.
+int inexpressible(const void* buf, MPI_Datatype datatype, MPI_Comm comm) {
+  MPI_Aint true_lb = 0, true_extent = 0;
+  memory::Kind kind;
+  if (PMPI_Type_get_true_extent(datatype, &true_lb, &true_extent) != MPI_SUCCESS ||
+      classify_typed(datatype, static_cast<const char*>(buf) + true_lb, &kind) != GDDT_OK || !kind.is_device())
+    return MPI_SUCCESS;
+  GDDT_LOG(kError, "a datatype too large for gddt's tables on device memory: point-to-point refuses it "
+                   "(MPI_Pack on device memory still packs it, through a host copy)");
+  return raise(comm, GDDT_ERR_UNSUPPORTED);
+}
+
+// MPICH 4.0 receives a large message into a struct of mixed basic types, a pair type such as
+// MPI_SHORT_INT, or some resized types only from a sender whose datatype has the same layout:
+// MPI_PACKED data, or data declared as any gap-free type of the same signature, is refused or
+// truncated. So under MPICH a staged send hands the library the user's own datatype on a host
+// copy of the elements (the kLibraryPacks route), and plain MPICH peers always understand it.
+#if defined(MPICH_VERSION)
+constexpr bool kLibraryPacksStagedSends = true;
+#else
+constexpr bool kLibraryPacksStagedSends = false;
+#endif
+
 // One side of a call as the MPI library will see it: the user's own arguments when the
 // message is forwarded, the staging otherwise.
 struct Side {
@@ -85,9 +109,10 @@ int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI
     memory::Kind kind;
     if (classify_typed(datatype, buf, &kind) == GDDT_OK && !kind.is_device()) return MPI_SUCCESS;
   }
+  if (!host_through_gddt() && on_library_memory(buf, datatype)) return MPI_SUCCESS;
   type::LayoutPtr layout;
   Status status = resolve_datatype(datatype, &layout);
-  if (status == GDDT_ERR_UNSUPPORTED) return MPI_SUCCESS;  // the library's own datatype engine
+  if (status == GDDT_ERR_UNSUPPORTED) return inexpressible(buf, datatype, comm);
   if (is_error(status)) return raise(comm, status);
 
   protocol::Message message;
@@ -104,41 +129,46 @@ int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI
   // Buffered modes copy into the attached buffer with the CPU: device data goes to the
   // library only as host staging, also where it would otherwise pass through untouched.
   if (buffered && message.kind.is_device()) route = protocol::Route::kHostStaged;
+  if (kLibraryPacksStagedSends && kind == Operation::Kind::kSend && route == protocol::Route::kHostStaged)
+    route = message.kind.is_device() ? protocol::Route::kLibraryPacks : protocol::Route::kForward;
   if (route == protocol::Route::kForward) return MPI_SUCCESS;
   if (message.bytes() > INT_MAX) {
     GDDT_LOG(kError, "a message of %lld packed bytes exceeds what one MPI_PACKED message can carry",
              static_cast<long long>(message.bytes()));
     return raise(comm, GDDT_ERR_COUNT);
   }
+  if (route == protocol::Route::kDeviceBytes) {
+    side->buffer = message.first_byte();
+    side->count = static_cast<int>(message.bytes());
+    side->datatype = MPI_PACKED;
+    return MPI_SUCCESS;
+  }
   auto operation = std::make_unique<Operation>();
   operation->kind = kind;
   operation->route = route;
   operation->message = message;
   operation->comm = comm;
-  status = operation->staging.acquire(&operation->route, message.kind.device, message.bytes());
+  const bool library_packs = route == protocol::Route::kLibraryPacks;
+  status = operation->staging.acquire(&operation->route, message.kind.device,
+                                      library_packs ? message.span_bytes() : message.bytes());
   if (is_error(status)) return raise(comm, status);
   GDDT_LOG(kDebug, "%s of %lld bytes (%s): %s", kind == Operation::Kind::kSend ? "send" : "receive",
            static_cast<long long>(message.bytes()), gddt_memory_type_name(message.kind.type),
            protocol::route_name(operation->route));
-  side->buffer = operation->staging.data();
-  side->count = static_cast<int>(message.bytes());
-  side->datatype = MPI_PACKED;
-#if defined(MPICH_VERSION)
-  // MPICH cannot receive a large MPI_PACKED message into a struct of mixed basic types, so a
-  // staged send declares its bytes as the packed twin of the user's datatype (same signature,
-  // same bytes). Host staging only: the library then never meets a derived type on device memory.
-  MPI_Datatype twin = MPI_DATATYPE_NULL;
-  if (kind == Operation::Kind::kSend && operation->route == protocol::Route::kHostStaged &&
-      type::packed_twin(datatype, layout->size, &twin)) {
-    side->count = count;
-    side->datatype = twin;
+  if (library_packs) {  // the library's own datatype on a host copy of the elements
+    side->buffer = static_cast<char*>(operation->staging.data()) - message.span_lb();
+  } else {
+    side->buffer = operation->staging.data();
+    side->count = static_cast<int>(message.bytes());
+    side->datatype = MPI_PACKED;
   }
-#endif
   side->operation = std::move(operation);
   return MPI_SUCCESS;
 }
 
 int pack_outgoing(Operation& operation) {
+  if (operation.route == protocol::Route::kLibraryPacks)
+    return raise(operation.comm, protocol::copy_span(operation.message, operation.staging));
   return raise(operation.comm, protocol::pack_message(operation.message, operation.staging, meanwhile_for(operation)));
 }
 
@@ -185,7 +215,8 @@ bool packs_in_one_launch(const Operation& operation) {
 // Whether the library's start of a persistent operation waits until its pack is done, as for
 // MPI_Isend (deferred.hpp).
 bool start_held(const Operation& operation) {
-  return operation.kind == Operation::Kind::kSend && defer_sends();
+  return operation.kind == Operation::Kind::kSend && defer_sends() &&
+         operation.route != protocol::Route::kLibraryPacks;
 }
 
 // Queues the pack of a prepared nonblocking send and hands the user a persistent library
@@ -455,7 +486,7 @@ int isend(RequestSend call, bool buffered, bool persistent, const void* buf, int
   if (!persistent) {
     // Persistent sends are only created here; MPI_Start posts them.
     RequestSend init = persistent_twin(call);
-    if (rc == MPI_SUCCESS && side.operation && init != nullptr && defer_sends())
+    if (rc == MPI_SUCCESS && side.operation && init != nullptr && start_held(*side.operation))
       return post_deferred(init, side, dest, tag, comm, request);
     rc = ready_to_post(rc, &side);
   }
@@ -481,7 +512,7 @@ int recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_C
   Side side;
   int rc = prepare(Operation::Kind::kReceive, false, buf, count, datatype, source, comm, &side);
   if (rc != MPI_SUCCESS) return rc;
-  if (!side.operation) return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
+  if (!side.operation) return PMPI_Recv(side.buffer, side.count, side.datatype, source, tag, comm, status);
   check_order_before_waiting(*side.operation);
   MPI_Status local;
   MPI_Status* st = status_or_local(status, &local);
@@ -517,8 +548,8 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int 
   int rc = prepare_send(false, buf, count, datatype, dest, comm, &out);
   if (rc == MPI_SUCCESS) rc = prepare(Operation::Kind::kReceive, false, buf, count, datatype, source, comm, &in);
   if (rc != MPI_SUCCESS) return rc;
-  if (!out.operation && !in.operation)
-    return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+  if (!out.operation && !in.operation)  // both sides are the same bytes, as the library sees them
+    return PMPI_Sendrecv_replace(out.buffer, out.count, out.datatype, dest, sendtag, source, recvtag, comm, status);
   // One side is staged, so the two buffers the library sees differ and a plain Sendrecv
   // serves; the unpack into `buf` comes after the send has read it.
   return exchange(out, in, dest, sendtag, source, recvtag, comm, status);
@@ -529,7 +560,7 @@ int mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI
   Side side;
   int rc = prepare_matched(buf, count, datatype, message, &side);
   if (rc != MPI_SUCCESS) return rc;
-  if (!side.operation) return PMPI_Mrecv(buf, count, datatype, message, status);
+  if (!side.operation) return PMPI_Mrecv(side.buffer, side.count, side.datatype, message, status);
   MPI_Status local;
   MPI_Status* st = status_or_local(status, &local);
   rc = PMPI_Mrecv(side.buffer, side.count, side.datatype, message, st);
@@ -542,7 +573,7 @@ int imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MP
   Side side;
   int rc = prepare_matched(buf, count, datatype, message, &side);
   if (rc != MPI_SUCCESS) return rc;
-  if (!side.operation) return PMPI_Imrecv(buf, count, datatype, message, request);
+  if (!side.operation) return PMPI_Imrecv(side.buffer, side.count, side.datatype, message, request);
   rc = PMPI_Imrecv(side.buffer, side.count, side.datatype, message, request);
   if (rc == MPI_SUCCESS) return track(std::move(side.operation), false, *request);
   return rc;

@@ -109,16 +109,6 @@ Status plan_transfer(const void* typed, int count, MPI_Datatype datatype, const 
 
 bool on_host_only(const Plan& plan) { return !plan.typed.is_device() && !plan.packed.is_device(); }
 
-// Copies between any two memories and waits; for the bounce path only.
-Status copy_and_wait(void* dst, const void* src, std::size_t bytes, int device) {
-  if (device < 0) device = 0;
-  gpu::DeviceGuard guard(device);
-  gpu::Stream stream = nullptr;
-  GDDT_CHECK(gpu::library_stream(device, &stream));
-  GDDT_CHECK(gpu::memcpy_async(dst, src, bytes, stream));
-  return gpu::stream_synchronize(stream);
-}
-
 // For a datatype gddt cannot express on a device buffer: the library packs a host copy of
 // the typed span. Slow, but correct for anything the library itself handles.
 struct HostSpan {
@@ -130,7 +120,7 @@ struct HostSpan {
 Status copy_span_to_host(const Plan& plan, int count, HostSpan* span) {
   span->lb = plan.layout->span_lb(count);
   span->bytes.resize(static_cast<std::size_t>(plan.layout->span_ub(count) - span->lb));
-  return copy_and_wait(span->bytes.data(), plan.typed_first, span->bytes.size(), plan.typed.device);
+  return protocol::copy_and_wait(span->bytes.data(), plan.typed_first, span->bytes.size(), plan.typed.device);
 }
 
 Status bounce_pack(const Plan& plan, int count, MPI_Datatype datatype, char* out, MPI_Comm comm) {
@@ -140,18 +130,18 @@ Status bounce_pack(const Plan& plan, int count, MPI_Datatype datatype, char* out
   int position = 0;
   if (PMPI_Pack(span.base(), count, datatype, packed.data(), static_cast<int>(plan.bytes), &position, comm) != MPI_SUCCESS)
     return GDDT_ERR_MPI;
-  return copy_and_wait(out, packed.data(), packed.size(), plan.packed.device);
+  return protocol::copy_and_wait(out, packed.data(), packed.size(), plan.packed.device);
 }
 
 Status bounce_unpack(const Plan& plan, const char* in, int count, MPI_Datatype datatype, MPI_Comm comm) {
   HostSpan span;
   GDDT_CHECK(copy_span_to_host(plan, count, &span));
   std::vector<char> packed(static_cast<std::size_t>(plan.bytes));
-  GDDT_CHECK(copy_and_wait(packed.data(), in, packed.size(), plan.packed.device));
+  GDDT_CHECK(protocol::copy_and_wait(packed.data(), in, packed.size(), plan.packed.device));
   int position = 0;
   if (PMPI_Unpack(packed.data(), static_cast<int>(plan.bytes), &position, span.base(), count, datatype, comm) != MPI_SUCCESS)
     return GDDT_ERR_MPI;
-  return copy_and_wait(plan.typed_first, span.bytes.data(), span.bytes.size(), plan.typed.device);
+  return protocol::copy_and_wait(plan.typed_first, span.bytes.data(), span.bytes.size(), plan.typed.device);
 }
 
 // ---- MPI_Pack_external / MPI_Unpack_external ---------------------------------------------------
@@ -165,7 +155,7 @@ constexpr char kExternal32[] = "external32";
 // Copies `bytes` between host memory and memory of `kind` (a plain copy unless it is on a GPU).
 Status copy_with(const memory::Kind& kind, void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return GDDT_OK;
-  if (kind.is_device()) return copy_and_wait(dst, src, bytes, kind.device);
+  if (kind.is_device()) return protocol::copy_and_wait(dst, src, bytes, kind.device);
   std::memcpy(dst, src, bytes);
   return GDDT_OK;
 }
@@ -244,7 +234,7 @@ int unpack_external(const char* datarep, const void* inbuf, MPI_Aint insize, MPI
                                       copied ? span.base() : outbuf, outcount, datatype);
   if (rc != MPI_SUCCESS) return rc;
   // The whole span goes back, gaps included: they hold what the copy found there.
-  if (copied) status = copy_and_wait(plan.typed_first, span.bytes.data(), span.bytes.size(), plan.typed.device);
+  if (copied) status = protocol::copy_and_wait(plan.typed_first, span.bytes.data(), span.bytes.size(), plan.typed.device);
   if (is_error(status)) return raise_external(status);
   *position += read;
   return MPI_SUCCESS;
@@ -295,6 +285,14 @@ Status classify_typed(MPI_Datatype datatype, const void* first, memory::Kind* ki
   return memory::classify(first, kind);
 }
 
+bool on_library_memory(const void* buf, MPI_Datatype datatype) {
+  MPI_Aint true_lb = 0, true_extent = 0;
+  memory::Kind kind;
+  return datatype != MPI_DATATYPE_NULL && !type::is_freed(datatype) && type::is_known_committed(datatype) &&
+         PMPI_Type_get_true_extent(datatype, &true_lb, &true_extent) == MPI_SUCCESS &&
+         classify_typed(datatype, static_cast<const char*>(buf) + true_lb, &kind) == GDDT_OK && !kind.is_device();
+}
+
 namespace {
 
 // What MPI_Pack and MPI_Unpack share. `forward` hands the call to the library, `move` moves
@@ -303,6 +301,11 @@ template <typename Forward, typename Move, typename Bounce>
 int pack_or_unpack(const void* typed, int count, MPI_Datatype datatype, const void* packed, int packed_size,
                    int* position, MPI_Comm comm, Forward&& forward, Move&& move, Bounce&& bounce) {
   if ((!gpu::available() && !host_packing_by_gddt()) || comm == MPI_COMM_NULL) return forward();
+  memory::Kind packed_kind;
+  if (!host_packing_by_gddt() && position != nullptr && on_library_memory(typed, datatype) &&
+      memory::classify(static_cast<const char*>(packed) + *position, &packed_kind) == GDDT_OK &&
+      !packed_kind.is_device())
+    return forward();
   Plan plan;
   Status status = plan_transfer(typed, count, datatype, packed, packed_size, position, &plan);
   if (is_error(status)) return raise(comm, status);

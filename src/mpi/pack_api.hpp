@@ -19,6 +19,12 @@ Status resolve_datatype(MPI_Datatype datatype, type::LayoutPtr* layout);
 // gddt memory attribute when it has one, else by asking memory::classify.
 Status classify_typed(MPI_Datatype datatype, const void* first, memory::Kind* kind);
 
+// Whether elements of a committed `datatype` at `buf` lie in memory the library serves alone
+// (host memory), judged by the first byte the library's own true bounds name, so that calls on
+// host memory never analyse a type. False where gddt must look further (device memory, a type
+// not known to be committed, which the caller checks and reports).
+bool on_library_memory(const void* buf, MPI_Datatype datatype);
+
 int pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
          int* position, MPI_Comm comm);
 int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,

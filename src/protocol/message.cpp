@@ -24,14 +24,16 @@ pack::Window whole(const Message& message, std::int64_t bytes) {
 const char* route_name(Route route) {
   switch (route) {
     case Route::kForward: return "forward";
+    case Route::kDeviceBytes: return "device-bytes";
     case Route::kDeviceStaged: return "device-staged";
     case Route::kHostStaged: return "host-staged";
+    case Route::kLibraryPacks: return "library-packs";
   }
   return "?";
 }
 
-// As the MPI library sees it too: one block starting at the lower bound, with no room
-// around it (a subarray row is one block, but the library's engine packs it with the CPU).
+// One block starting at the lower bound, with no room around it, so `count` elements are
+// one run of bytes.
 bool Message::contiguous() const {
   return layout->shape == type::Shape::kContiguous && layout->extent == layout->size &&
          layout->pieces[0].offset == layout->lb;
@@ -51,7 +53,9 @@ Route choose_route(const Message& message, bool mpi_cuda_aware, bool host_throug
   if (!message.kind.is_device()) return host_through_gddt ? Route::kHostStaged : Route::kForward;
   if (device_route_forced() != Route::kForward) return device_route_forced();
   if (!mpi_cuda_aware) return Route::kHostStaged;
-  if (message.contiguous()) return Route::kForward;
+  // Never the user's datatype: a CUDA-aware library packs derived types with the CPU, even
+  // ones gddt finds contiguous (Open MPI 5 + UCX crashed on such structs and resized types).
+  if (message.contiguous()) return Route::kDeviceBytes;
   // A CUDA-aware library's device path costs more per message than a host one; small
   // messages save more there than a GPU-to-host copy costs them.
   const auto small = static_cast<std::int64_t>(config::settings().device_staging_min);
@@ -87,6 +91,11 @@ Status message_stream(const Message& message, const Staging& staging, gpu::Strea
   *stream = nullptr;
   const int device = device_of(message.kind, staging.kind());
   return device < 0 ? GDDT_OK : gpu::library_stream(device, stream);
+}
+
+Status copy_span(const Message& message, const Staging& staging) {
+  return copy_and_wait(staging.data(), static_cast<const char*>(message.buffer) + message.span_lb(),
+                       static_cast<std::size_t>(message.span_bytes()), message.kind.is_device() ? message.kind.device : -1);
 }
 
 Status pack_message(const Message& message, const Staging& staging, const gpu::WhileWaiting& meanwhile) {

@@ -15,9 +15,11 @@
 namespace gddt::protocol {
 
 enum class Route {
-  kForward,       // the user's buffer and datatype go to the MPI library unchanged
+  kForward,       // the user's buffer and datatype go to the MPI library unchanged (host memory)
+  kDeviceBytes,   // contiguous device data: its bytes go to a CUDA-aware library in place, as MPI_PACKED
   kDeviceStaged,  // packed into device scratch; the (CUDA-aware) library moves device memory
   kHostStaged,    // packed into host staging; the library moves host memory
+  kLibraryPacks,  // the typed span copied to host staging, gaps included; the library packs it
 };
 
 const char* route_name(Route route);
@@ -29,8 +31,13 @@ struct Message {
   void* buffer = nullptr;  // as the user passed it (typemap offsets are relative to it)
   memory::Kind kind;       // where its bytes live
   std::int64_t bytes() const { return count * layout->size; }
-  // The datatype's elements lie back to back: the buffer itself can be handed to MPI.
+  // The datatype's elements lie back to back: their bytes can be handed to MPI as they are.
   bool contiguous() const;
+  // The lowest byte of a contiguous message.
+  void* first_byte() const { return static_cast<char*>(buffer) + layout->pieces[0].offset; }
+  // Where the message's elements lie, gaps included: from span_lb() on, span_bytes() bytes.
+  std::int64_t span_lb() const { return layout->span_lb(count); }
+  std::int64_t span_bytes() const { return layout->span_ub(count) - span_lb(); }
 };
 
 // Chooses the route of a message. `mpi_cuda_aware`: the library accepts device pointers.
@@ -64,6 +71,10 @@ class Staging {
 // the GPU involved, or null when both sides are in host memory (the work is then done by the
 // calling thread).
 Status message_stream(const Message& message, const Staging& staging, gpu::Stream* stream);
+
+// Copies the message's span into `staging` (which must hold message.span_bytes()) as it is, for
+// the kLibraryPacks route, and returns when the bytes are in place.
+Status copy_span(const Message& message, const Staging& staging);
 
 // Packs the whole message into `staging` (which must hold message.bytes()) and returns when
 // the bytes are in place, doing `meanwhile` while it waits for the GPU.

@@ -1,6 +1,7 @@
 #include "protocol/transfer.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 
 #include "core/config.hpp"
@@ -190,6 +191,18 @@ Status unpack(const pack::Window& w, void* typed, memory::Kind typed_kind, const
               pack::Ordering ordering) {
   return transfer<false>(w, static_cast<char*>(typed), typed_kind, const_cast<char*>(static_cast<const char*>(packed)),
                          packed_kind, stream, way, meanwhile, ordering);
+}
+
+Status copy_and_wait(void* dst, const void* src, std::size_t bytes, int device) {
+  if (device < 0) {
+    std::memcpy(dst, src, bytes);
+    return GDDT_OK;
+  }
+  gpu::DeviceGuard guard(device);
+  gpu::Stream stream = nullptr;
+  GDDT_CHECK(gpu::library_stream(device, &stream));
+  GDDT_CHECK(gpu::memcpy_async(dst, src, bytes, stream));
+  return gpu::stream_synchronize(stream);
 }
 
 }  // namespace gddt::protocol

@@ -37,4 +37,8 @@ Status unpack(const pack::Window& window, void* typed, memory::Kind typed_kind, 
               memory::Kind packed_kind, gpu::Stream stream, Way way, const gpu::WhileWaiting& meanwhile = {},
               pack::Ordering ordering = pack::Ordering::kCheckLegacyStream);
 
+// Copies `bytes` between any two memories as they are, through `device`'s library stream
+// (ordered after the legacy default stream) where one side is on a GPU, and waits for them.
+Status copy_and_wait(void* dst, const void* src, std::size_t bytes, int device);
+
 }  // namespace gddt::protocol
