@@ -5,16 +5,19 @@
 # differential fuzzer and the point-to-point suite on device, managed, pinned and mixed
 # memory) against each, the demo, and the benchmarks. Logs and CSVs go to $OUT (or
 # ./gpu-check-out).
-#   bash scripts/gpu-check.sh [tests] [bench]     (default: both)
+#   bash scripts/gpu-check.sh [tests] [fuzz] [bench]     (default: all three)
+# fuzz: the differential pack fuzzer with every buffer of a random memory kind, FUZZ_TYPES
+# types (default 100000) on each MPI stack, seed printed.
 # PACK_BENCH_ARGS and P2P_BENCH_ARGS pass options to the pack and point-to-point benchmarks
 # (default: full sweeps); the halo exchange benchmark runs with its defaults.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-check-out}
 mkdir -p "$out"
-stages=${*:-tests bench}
+stages=${*:-tests fuzz bench}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-gpu_tests='cuda|Gpu|device|managed|pinned|mixed'
+# The random-type point-to-point test on host memory too: the time to compare with.
+gpu_tests='cuda|Gpu|device|managed|pinned|mixed|random_types'
 status=0
 
 build() {  # build DIR JOBS [cmake args]
@@ -52,6 +55,21 @@ if [[ $stages == *tests* ]]; then
       cd build/gpu-cudampi && ctest -j 4 --timeout 300 -R "$gpu_tests" --output-on-failure) \
       >"$out/tests-cuda-mpi.log" 2>&1 || status=1
     grep -E "CUDA-aware|tests passed|\*\*\*|fuzz: [0-9]+ passed" "$out/tests-cuda-mpi.log" | tail -n 25
+  fi
+fi
+if [[ $stages == *fuzz* ]]; then
+  fuzz() {  # fuzz NAME BUILD LAUNCHER...
+    local name=$1 dir=$2 rc=0
+    shift 2
+    echo "=== differential fuzzer, mixed memory ($name)"
+    "$@" "$dir/tests/mpi/gddt-fuzz-pack" --types "${FUZZ_TYPES:-100000}" --memory mixed --quiet \
+      >"$out/fuzz-$name.log" 2>&1 || rc=1
+    grep -E "^fuzz: (seed|[0-9]+ passed)|FAIL" "$out/fuzz-$name.log" | head -n 12
+    return $rc
+  }
+  fuzz system-mpi build/gpu-sysmpi env GDDT_PACK_HOST=gddt || status=1
+  if $cuda_built; then
+    (source .devdeps/cuda-mpi/env.sh && fuzz cuda-mpi build/gpu-cudampi env GDDT_PACK_HOST=gddt) || status=1
   fi
 fi
 if [[ $stages == *bench* ]]; then

@@ -18,10 +18,6 @@ MpiLibrary detect_mpi_library(std::string* version);
 // Why PMPI_Pack and PMPI_Unpack must not be called for this type, or nullptr when they may.
 const char* reference_unusable(MpiLibrary library, const TypeNode& node);
 
-// Why the bounds the library reports for this type (MPI_Type_get_extent) are not to be
-// believed, or nullptr when they are what the library defines the type to be.
-const char* library_bounds_unusable(MpiLibrary library, const TypeNode& node);
-
 // How the library pads extents (see PaddingRule).
 PaddingRule padding_rule(MpiLibrary library);
 

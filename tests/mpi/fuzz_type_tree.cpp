@@ -272,19 +272,6 @@ std::string describe(const TypeNode& node) {
   return out.str();
 }
 
-bool has_darray_below_struct(const TypeNode& node) {
-  auto has_darray = [](const TypeNode& root, const auto& self) -> bool {
-    if (root.constructor == Constructor::kDarray) return true;
-    return std::any_of(root.children.begin(), root.children.end(),
-                       [&](const TypeNode& child) { return self(child, self); });
-  };
-  if (node.constructor == Constructor::kStruct) {
-    for (size_t i = 0; i < node.children.size(); ++i)
-      if (node.blocklengths[i] > 0 && has_darray(node.children[i], has_darray)) return true;
-  }
-  return std::any_of(node.children.begin(), node.children.end(), has_darray_below_struct);
-}
-
 bool contains_named_type(const TypeNode& node, MPI_Datatype named) {
   if (node.constructor == Constructor::kNamed) return node.named == named;
   return std::any_of(node.children.begin(), node.children.end(),

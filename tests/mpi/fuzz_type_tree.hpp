@@ -96,10 +96,6 @@ std::string describe(const TypeNode& node);
 // Name of a named datatype ("MPI_DOUBLE").
 const char* named_type_name(MPI_Datatype named);
 
-// True when some darray lies below a struct member of non-zero blocklength (Open MPI 4.1
-// mishandles those).
-bool has_darray_below_struct(const TypeNode& node);
-
 // True when the named type `named` appears in the tree.
 bool contains_named_type(const TypeNode& node, MPI_Datatype named);
 

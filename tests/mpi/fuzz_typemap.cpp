@@ -140,17 +140,7 @@ struct Rules {
   PaddingRule padding;
   std::size_t max_runs;
   const LibraryBoundsMap* library_bounds;
-  LibraryBoundsUse use;
 };
-
-// Whether the library's bounds of a node differ from the standard's `map` by the epsilon
-// alone: same lb, no markers, an extent at most the standard's padded one and above it less
-// one alignment.
-bool differs_by_epsilon(const Typemap& map, const LibraryBounds& library) {
-  const std::int64_t library_ub = library.lb + library.extent;
-  return !map.explicit_bounds && library.lb == map.lb && library_ub <= map.ub &&
-         library_ub > map.ub - static_cast<std::int64_t>(map.alignment);
-}
 
 bool expand_node(const TypeNode& node, const Rules& rules, Typemap* map);
 
@@ -158,8 +148,7 @@ bool expand(const TypeNode& node, const Rules& rules, Typemap* map) {
   if (!expand_node(node, rules, map)) return false;
   if (rules.library_bounds != nullptr) {
     const auto found = rules.library_bounds->find(&node);
-    if (found != rules.library_bounds->end() &&
-        (rules.use == LibraryBoundsUse::kEvery || differs_by_epsilon(*map, found->second))) {
+    if (found != rules.library_bounds->end()) {
       map->lb = found->second.lb;
       map->ub = found->second.lb + found->second.extent;
     }
@@ -287,8 +276,8 @@ std::int64_t Typemap::true_ub() const {
 }
 
 bool expand_typemap(const TypeNode& node, PaddingRule padding, std::size_t max_runs, Typemap* map,
-                    const LibraryBoundsMap* library_bounds, LibraryBoundsUse use) {
-  return expand(node, Rules{padding, max_runs, library_bounds, use}, map);
+                    const LibraryBoundsMap* library_bounds) {
+  return expand(node, Rules{padding, max_runs, library_bounds}, map);
 }
 
 void model_pack(const Typemap& map, std::int64_t count, const unsigned char* typed_origin,

@@ -36,21 +36,12 @@ struct Typemap {
 // the result depends on the order of the blocks.
 enum class PaddingRule { kStructOnly, kAfterEveryAdd };
 
-// Which derived nodes take the bounds the library reported for them (expand_typemap).
-enum class LibraryBoundsUse {
-  kEvery,        // all: the typemap the library defines where its bounds deviate
-  kEpsilonOnly,  // those with the standard's lb and an extent that differs from the standard's
-                 // by less than the alignment and no more than its padding: the epsilon is
-                 // the implementation's choice, which a rule per library does not always
-                 // predict (MPICH leaves some structs unpadded)
-};
-
 // Expands `node`. Returns false (and leaves *map unspecified) when the typemap would need
 // more than `max_runs` runs: such a type is too large for the fuzzer. With `library_bounds`,
-// derived nodes take the bounds the library reported for them as `use` says.
+// every derived node takes the bounds the library reported for it, as the library itself
+// steps by those.
 bool expand_typemap(const TypeNode& node, PaddingRule padding, std::size_t max_runs, Typemap* map,
-                    const LibraryBoundsMap* library_bounds = nullptr,
-                    LibraryBoundsUse use = LibraryBoundsUse::kEvery);
+                    const LibraryBoundsMap* library_bounds = nullptr);
 
 // Packs/unpacks `count` elements (element i at origin + i * extent) by the typemap alone.
 // Unpacking writes in typemap order, so where bytes overlap the last one wins.
