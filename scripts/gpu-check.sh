@@ -7,7 +7,7 @@
 # ./gpu-check-out).
 #   bash scripts/gpu-check.sh [tests] [fuzz] [bench]     (default: all three)
 # fuzz: the differential pack fuzzer with every buffer of a random memory kind, FUZZ_TYPES
-# types (default 100000) on each MPI stack, seed printed.
+# types (default 100000) spread over FUZZ_RANKS ranks (default 4) on each MPI stack, seed printed.
 # PACK_BENCH_ARGS and P2P_BENCH_ARGS pass options to the pack and point-to-point benchmarks
 # (default: full sweeps); the halo exchange benchmark runs with its defaults.
 set -uo pipefail
@@ -67,9 +67,12 @@ if [[ $stages == *fuzz* ]]; then
     grep -E "^fuzz: (seed|[0-9]+ passed)|FAIL" "$out/fuzz-$name.log" | head -n 12
     return $rc
   }
-  fuzz system-mpi build/gpu-sysmpi env GDDT_PACK_HOST=gddt || status=1
+  ranks=${FUZZ_RANKS:-4}
+  fuzz system-mpi build/gpu-sysmpi mpiexec --allow-run-as-root -n "$ranks" env GDDT_PACK_HOST=gddt || status=1
   if $cuda_built; then
-    (source .devdeps/cuda-mpi/env.sh && fuzz cuda-mpi build/gpu-cudampi env GDDT_PACK_HOST=gddt) || status=1
+    (source .devdeps/cuda-mpi/env.sh &&
+      fuzz cuda-mpi build/gpu-cudampi mpiexec --allow-run-as-root -n "$ranks" -x LD_LIBRARY_PATH -x UCX_MODULE_DIR \
+        --mca pml ucx env GDDT_PACK_HOST=gddt) || status=1
   fi
 fi
 if [[ $stages == *bench* ]]; then

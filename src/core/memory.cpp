@@ -149,7 +149,8 @@ Status classify(const void* ptr, Kind* kind) {
     *kind = Kind{};
     return GDDT_OK;
   }
-  const bool caching = config::settings().memory_cache;
+  // Asked first: its one-time check maps memory, which moves the epoch.
+  const bool caching = answers_cacheable();
   const std::uint64_t epoch = address_space::epoch();
   if (caching && cache().find(address, epoch, kind)) {
     hit_count.fetch_add(1, std::memory_order_relaxed);
@@ -160,8 +161,8 @@ Status classify(const void* ptr, Kind* kind) {
   GDDT_CHECK(gpu::query_pointer(ptr, &info));
   *kind = Kind{info.type, info.device};
   if (info.type == GDDT_MEMORY_HOST) {
-    if (answers_cacheable()) host_page_table.insert(address, epoch);
-  } else if (caching && info.size != 0 && answers_cacheable()) {
+    if (caching) host_page_table.insert(address, epoch);
+  } else if (caching && info.size != 0) {
     cache().insert(info.base, info.size, *kind, epoch);
   }
   return GDDT_OK;
