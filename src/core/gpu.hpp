@@ -82,6 +82,10 @@ Status stream_wait(Stream stream, const WhileWaiting& meanwhile);
 // work: what the user queued there before a call is then done (one driver query, 1.7 us on an
 // H200).
 Status legacy_stream_idle(bool* idle);
+// The legacy default stream of the current device, where the user's cudaMemcpy and
+// default-stream kernels run (a cudaMemcpy from pageable memory may still be landing there
+// when it returns): what work queued for a call without a stream of its own is ordered after.
+Stream legacy_stream();
 
 // Streams and events for the chunk pipelines (created once, reused by their owners).
 // Streams are non-blocking with respect to the legacy default stream: pipelines order

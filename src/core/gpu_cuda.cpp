@@ -305,6 +305,8 @@ Status stream_query(Stream stream, bool* done) {
 
 Status legacy_stream_idle(bool* idle) { return stream_query(cudaStreamLegacy, idle); }
 
+Stream legacy_stream() { return cudaStreamLegacy; }
+
 namespace {
 
 // Polls `query` until it answers done, doing `meanwhile` between polls.

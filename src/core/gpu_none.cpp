@@ -36,6 +36,7 @@ Status legacy_stream_idle(bool* idle) {
   *idle = false;
   return GDDT_ERR_NO_DEVICE;
 }
+Stream legacy_stream() { return nullptr; }
 Status stream_create(int, Stream*) { return GDDT_ERR_NO_DEVICE; }
 void stream_destroy(Stream) {}
 Status event_create(Event*) { return GDDT_ERR_NO_DEVICE; }

@@ -66,11 +66,13 @@ Status Lanes::open(bool pack_on_gpu, bool copy_on_gpu, int device, gpu::Stream u
   lanes->device_ = device;
   if (!lanes->on_gpu()) return GDDT_OK;
   GDDT_CHECK(borrow_context(device, &lanes->context_));
-  if (user_stream != nullptr) {
-    // Work the user queued before the call must finish before our lanes touch the buffers.
-    GDDT_CHECK(gpu::event_record(lanes->context_->user_ready, user_stream));
-    for (auto stream : lanes->context_->streams) GDDT_CHECK(gpu::stream_wait_event(stream, lanes->context_->user_ready));
-  }
+  // Work the user queued before the call must finish before our lanes touch the buffers: on
+  // their stream, or else on the legacy default stream, where a cudaMemcpy from pageable
+  // memory into a buffer may still be landing (with other processes on the GPU, such an upload
+  // landed after the pipeline had packed into the same buffer).
+  const gpu::Stream before = user_stream != nullptr ? user_stream : gpu::legacy_stream();
+  GDDT_CHECK(gpu::event_record(lanes->context_->user_ready, before));
+  for (auto stream : lanes->context_->streams) GDDT_CHECK(gpu::stream_wait_event(stream, lanes->context_->user_ready));
   return GDDT_OK;
 }
 

@@ -22,7 +22,8 @@ class Lanes {
 
   // pack_on_gpu: the pack lane runs the CUDA backend on `device`, else the host backend on the
   // calling thread. copy_on_gpu: copies are cudaMemcpyAsync on `device`, else memcpy.
-  // `user_stream`, when given, orders the pack lane after the user's earlier work.
+  // Both lanes are ordered after the user's earlier work on `user_stream`, or, without one, on
+  // the legacy default stream.
   static Status open(bool pack_on_gpu, bool copy_on_gpu, int device, gpu::Stream user_stream, Lanes* lanes);
   Lanes() = default;
   ~Lanes();

@@ -11,11 +11,13 @@
 #include <cstdlib>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "core/config.hpp"
 #include "core/gpu.hpp"
 #include "pack/cuda/plan.hpp"
 #include "pack/cuda/resident.hpp"
+#include "protocol/transfer.hpp"
 #include "random_cases.hpp"
 
 namespace gddt {
@@ -271,6 +273,34 @@ TEST_F(CudaPack, ResidentKernelWaitsForTheLegacyDefaultStream) {
     }
   }
   EXPECT_EQ(served_count, 0) << "the resident kernel ran while the legacy stream was busy";
+}
+
+// The chunk pipeline (a pageable typed buffer, a device packed buffer) comes after work queued
+// on the legacy default stream that writes the packed buffer, too: a long copy holds the stream,
+// then a short one fills the packed buffer with stale bytes, which must not land over the pack.
+TEST_F(CudaPack, PipelineWaitsForTheLegacyDefaultStream) {
+  constexpr std::size_t kSlowBytes = 256 << 20;
+  constexpr std::size_t kBytes = 4 << 10;
+  Buffer slow_source(Memory::kPinned, kSlowBytes), slow_target(Memory::kDevice, kSlowBytes);
+  Buffer stale(Memory::kDevice, kBytes), packed(Memory::kDevice, kBytes);
+  type::Layout bytes;
+  ASSERT_EQ(type::make_repeat(type::make_block(4), static_cast<std::int64_t>(kBytes / 8), 8, &bytes), GDDT_OK);
+  const pack::Window window{&bytes, 1, 0, bytes.size};
+  std::vector<unsigned char> typed(kBytes);
+  for (std::size_t i = 0; i < kBytes; ++i) typed[i] = static_cast<unsigned char>(i * 7 + 1);
+  CUDA_ASSERT(cudaMemset(stale.data, 0xee, kBytes));
+  const memory::Kind host{GDDT_MEMORY_HOST, -1}, device{GDDT_MEMORY_DEVICE, 0};
+  for (int round = 0; round < 3; ++round) {
+    CUDA_ASSERT(cudaMemcpyAsync(slow_target.data, slow_source.data, kSlowBytes, cudaMemcpyHostToDevice, cudaStreamLegacy));
+    CUDA_ASSERT(cudaMemcpyAsync(packed.data, stale.data, kBytes, cudaMemcpyDeviceToDevice, cudaStreamLegacy));
+    ASSERT_EQ(protocol::pack(window, typed.data(), host, packed.data, device, nullptr, protocol::Way::kPipelined),
+              GDDT_OK);
+    std::vector<unsigned char> got(bytes.size);
+    CUDA_ASSERT(cudaMemcpy(got.data(), packed.data, got.size(), cudaMemcpyDeviceToHost));
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i], typed[i / 4 * 8 + i % 4]) << "packed byte " << i << " in round " << round;
+    }
+  }
 }
 
 // The kernel exits after GDDT_RESIDENT_IDLE_US without work, and the next window starts it
