@@ -451,7 +451,8 @@ class TypeTest {
            description_ + ": " + first_difference(*reference, expected, origin));
       return;
     }
-    fail(what, first_difference(gddt, *reference, origin) + " (" + reference_name + ")");
+    fail(what, first_difference(gddt, *reference, origin) + " (" + reference_name + "); the typemap: " +
+                   (same(gddt, expected) ? std::string("equal") : first_difference(gddt, expected, origin)));
   }
 
   // Counted once per type and kind.

@@ -215,14 +215,12 @@ class TypeRun {
     const int tag = static_cast<int>(rng_.between(0, 30000));
     // The library's answer: what the receive buffer holds afterwards.
     Bytes expected = poison.image;
+    std::vector<char> packed(static_cast<std::size_t>(size_) * static_cast<std::size_t>(count));
     if (size_ > 0) {
-      std::vector<char> packed(static_cast<std::size_t>(size_) * static_cast<std::size_t>(count));
       int position = 0;
       PMPI_Pack(sent.address(sent.image.data()), count, datatype_, packed.data(), static_cast<int>(packed.size()),
                 &position, MPI_COMM_WORLD);
-      position = 0;
-      PMPI_Unpack(packed.data(), static_cast<int>(packed.size()), &position, poison.address(expected.data()), count,
-                  datatype_, MPI_COMM_WORLD);
+      library_unpack(packed, poison, count, &expected);
     }
     const std::string what = description_ + " x" + std::to_string(count) + ", " + method_name(method) + " from " +
                              memory_kind_name(send_kind) + " to " + memory_kind_name(recv_kind) + " memory";
@@ -281,13 +279,9 @@ class TypeRun {
     if (!receives) return;
     check_status(status, peer, tag, count, what);
     const Bytes got = recv_buffer.download();
-    const Bytes padding = long_double_padding(poison, count);
+    const Bytes padding = long_double_padding(packed, poison, expected, count);
     for (std::size_t i = 0; i < got.size(); ++i) {
-      if (got[i] == expected[i]) continue;
-      // Where the library leaves long double padding undefined, the receive may hold what
-      // was there (the library's unpack) or the sender's byte (a 16-byte copy, gddt's or the
-      // library's own receive path).
-      if (padding[i] == kAnyByte || (padding[i] && (expected[i] == poison.image[i] || got[i] == sent.image[i]))) continue;
+      if (got[i] == expected[i] || padding[i]) continue;
       const std::int64_t at = static_cast<std::int64_t>(i) - poison.origin();
       fail(what + ": byte " + std::to_string(at) + " of the receive buffer (from its pointer) is " +
            std::to_string(got[i]) + ", the library's unpack gives " + std::to_string(expected[i]));
@@ -295,18 +289,33 @@ class TypeRun {
     }
   }
 
-  // Marks the receive buffer's bytes where the library leaves the value of long double padding
-  // undefined (fuzz_reference.hpp): every byte of the typemap (1), or, where elements overlap
-  // and one element's padding is another's value written in an order the standard leaves open,
-  // any value at all (kAnyByte). All zero elsewhere: every byte is checked.
-  static constexpr unsigned char kAnyByte = 2;
-  Bytes long_double_padding(const TypedImage& poison, int count) const {
+  // The library's unpack of `packed` into a copy of `poison` (*into).
+  void library_unpack(std::vector<char>& packed, const TypedImage& poison, int count, Bytes* into) const {
+    int position = 0;
+    PMPI_Unpack(packed.data(), static_cast<int>(packed.size()), &position, poison.address(into->data()), count,
+                datatype_, MPI_COMM_WORLD);
+  }
+
+  // Marks the receive buffer's bytes whose value the library leaves undefined (fuzz_reference.hpp):
+  // the long double padding its unpack does not write (found by unpacking into a second, inverted
+  // poison), which its own receive path or gddt may fill; where elements overlap, one element's
+  // padding is another's value, written in an order the standard leaves open, so then every
+  // byte of the typemap. All zero elsewhere: every byte is checked.
+  Bytes long_double_padding(std::vector<char>& packed, const TypedImage& poison, const Bytes& expected,
+                            int count) const {
     Bytes padding(poison.image.size(), 0);
-    if (fuzz::reference_fault_explanation(library_, node_) == nullptr) return padding;
+    if (size_ == 0 || fuzz::reference_fault_explanation(library_, node_) == nullptr) return padding;
     fuzz::Typemap map;
     if (!fuzz::expand_typemap(node_, fuzz::padding_rule(library_), SIZE_MAX, &map, &bounds_)) return padding;
-    const Bytes marks(static_cast<std::size_t>(map.size * count), fuzz::overlaps(map, count) ? kAnyByte : 1);
+    const Bytes marks(static_cast<std::size_t>(map.size * count), 1);
     fuzz::model_unpack(map, count, marks.data(), padding.data() + poison.origin());
+    if (fuzz::overlaps(map, count)) return padding;
+    TypedImage inverted = poison;
+    for (unsigned char& byte : inverted.image) byte = static_cast<unsigned char>(~byte);
+    Bytes other = inverted.image;
+    library_unpack(packed, inverted, count, &other);
+    for (std::size_t i = 0; i < padding.size(); ++i)
+      padding[i] = padding[i] && expected[i] == poison.image[i] && other[i] == inverted.image[i];
     return padding;
   }
 
