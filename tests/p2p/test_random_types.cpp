@@ -215,12 +215,14 @@ class TypeRun {
     const int tag = static_cast<int>(rng_.between(0, 30000));
     // The library's answer: what the receive buffer holds afterwards.
     Bytes expected = poison.image;
-    std::vector<char> packed(static_cast<std::size_t>(size_) * static_cast<std::size_t>(count));
     if (size_ > 0) {
+      std::vector<char> packed(static_cast<std::size_t>(size_) * static_cast<std::size_t>(count));
       int position = 0;
       PMPI_Pack(sent.address(sent.image.data()), count, datatype_, packed.data(), static_cast<int>(packed.size()),
                 &position, MPI_COMM_WORLD);
-      library_unpack(packed, poison, count, &expected);
+      position = 0;
+      PMPI_Unpack(packed.data(), static_cast<int>(packed.size()), &position, poison.address(expected.data()), count,
+                  datatype_, MPI_COMM_WORLD);
     }
     const std::string what = description_ + " x" + std::to_string(count) + ", " + method_name(method) + " from " +
                              memory_kind_name(send_kind) + " to " + memory_kind_name(recv_kind) + " memory";
@@ -279,7 +281,7 @@ class TypeRun {
     if (!receives) return;
     check_status(status, peer, tag, count, what);
     const Bytes got = recv_buffer.download();
-    const Bytes padding = long_double_padding(packed, poison, expected, count);
+    const Bytes padding = long_double_padding(poison, count);
     for (std::size_t i = 0; i < got.size(); ++i) {
       if (got[i] == expected[i] || padding[i]) continue;
       const std::int64_t at = static_cast<std::int64_t>(i) - poison.origin();
@@ -289,34 +291,52 @@ class TypeRun {
     }
   }
 
-  // The library's unpack of `packed` into a copy of `poison` (*into).
-  void library_unpack(std::vector<char>& packed, const TypedImage& poison, int count, Bytes* into) const {
-    int position = 0;
-    PMPI_Unpack(packed.data(), static_cast<int>(packed.size()), &position, poison.address(into->data()), count,
-                datatype_, MPI_COMM_WORLD);
-  }
-
   // Marks the receive buffer's bytes whose value the library leaves undefined (fuzz_reference.hpp):
-  // the long double padding its unpack does not write (found by unpacking into a second, inverted
-  // poison), which its own receive path or gddt may fill; where elements overlap, one element's
-  // padding is another's value, written in an order the standard leaves open, so then every
-  // byte of the typemap. All zero elsewhere: every byte is checked.
-  Bytes long_double_padding(std::vector<char>& packed, const TypedImage& poison, const Bytes& expected,
-                            int count) const {
+  // the 6 padding bytes of every long double, which the library's pack, unpack and receive
+  // paths copy or skip each in their own way; where elements overlap, one element's padding is
+  // another's value, written in an order the standard leaves open, so then every byte of the
+  // typemap. All zero elsewhere: every byte is checked.
+  Bytes long_double_padding(const TypedImage& poison, int count) const {
     Bytes padding(poison.image.size(), 0);
     if (size_ == 0 || fuzz::reference_fault_explanation(library_, node_) == nullptr) return padding;
-    fuzz::Typemap map;
-    if (!fuzz::expand_typemap(node_, fuzz::padding_rule(library_), SIZE_MAX, &map, &bounds_)) return padding;
-    const Bytes marks(static_cast<std::size_t>(map.size * count), 1);
-    fuzz::model_unpack(map, count, marks.data(), padding.data() + poison.origin());
-    if (fuzz::overlaps(map, count)) return padding;
-    TypedImage inverted = poison;
-    for (unsigned char& byte : inverted.image) byte = static_cast<unsigned char>(~byte);
-    Bytes other = inverted.image;
-    library_unpack(packed, inverted, count, &other);
-    for (std::size_t i = 0; i < padding.size(); ++i)
-      padding[i] = padding[i] && expected[i] == poison.image[i] && other[i] == inverted.image[i];
+    fuzz::Typemap whole, values;
+    fuzz::TypeNode value_only;
+    fuzz::LibraryBoundsMap value_bounds;
+    copy_with_long_double_values(node_, &value_only, &value_bounds);
+    const fuzz::PaddingRule rule = fuzz::padding_rule(library_);
+    if (!fuzz::expand_typemap(node_, rule, SIZE_MAX, &whole, &bounds_) ||
+        !fuzz::expand_typemap(value_only, rule, SIZE_MAX, &values, &value_bounds))
+      return padding;
+    const Bytes marks(static_cast<std::size_t>(whole.size * count), 1);
+    fuzz::model_unpack(whole, count, marks.data(), padding.data() + poison.origin());
+    if (fuzz::overlaps(whole, count)) return padding;
+    Bytes value_bytes(padding.size(), 0);
+    fuzz::model_unpack(values, count, marks.data(), value_bytes.data() + poison.origin());
+    for (std::size_t i = 0; i < padding.size(); ++i) padding[i] = padding[i] && !value_bytes[i];
     return padding;
+  }
+
+  // *out: `node` with every MPI_LONG_DOUBLE replaced by its 10 value bytes in a 16-byte
+  // extent, and the library's bounds of `node`'s derived nodes carried over to their copies.
+  void copy_with_long_double_values(const fuzz::TypeNode& node, fuzz::TypeNode* out,
+                                    fuzz::LibraryBoundsMap* out_bounds) const {
+    if (node.constructor == fuzz::Constructor::kNamed && node.named == MPI_LONG_DOUBLE) {
+      fuzz::TypeNode bytes;
+      bytes.constructor = fuzz::Constructor::kContiguous;
+      bytes.count = 10;
+      bytes.children = {named(MPI_BYTE)};
+      *out = fuzz::TypeNode{};
+      out->constructor = fuzz::Constructor::kResized;
+      out->resized_lb = 0;
+      out->resized_extent = static_cast<std::int64_t>(sizeof(long double));
+      out->children = {bytes};
+      return;
+    }
+    *out = node;
+    for (std::size_t c = 0; c < node.children.size(); ++c)
+      copy_with_long_double_values(node.children[c], &out->children[c], out_bounds);
+    const auto found = bounds_.find(&node);
+    if (found != bounds_.end()) (*out_bounds)[out] = found->second;
   }
 
   void check_status(const MPI_Status& status, int peer, int tag, int count, const std::string& what) {
