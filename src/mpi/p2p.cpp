@@ -285,8 +285,9 @@ struct Snapshot {
   std::vector<MPI_Request> handles;
   std::vector<Operation*> operations;  // claimed; null once completed
   bool any = false;
+  // No array (an erroneous call) gives an empty snapshot: the library reports it.
   Snapshot(int count, MPI_Request requests[]) : user(requests) {
-    if (!requests::any() || count <= 0) return;
+    if (!requests::any() || count <= 0 || requests == nullptr) return;
     handles.assign(requests, requests + count);
     operations.resize(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) {

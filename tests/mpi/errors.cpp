@@ -305,6 +305,58 @@ TEST_P(PointToPointErrors, CallsThatStartHeldSends) {
   EXPECT_EQ(handler_calls, 0);
 }
 
+// Completion calls handed no request array, or only null requests, while a receive of gddt's
+// is alive: gddt must answer as the library does (it reports a missing array on
+// MPI_COMM_WORLD, where errors return for this test), never crash.
+TEST(CompletionErrors, NullArraysWhileAReceiveIsAlive) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Datatype vector;
+  MPI_Type_vector(4, 1, 2, MPI_INT, &vector);
+  MPI_Type_commit(&vector);
+  std::vector<int> sent(14, 3), received(14, 0);
+  MPI_Request pending;
+  ASSERT_EQ(MPI_Irecv(received.data(), 2, vector, 0, 77, MPI_COMM_WORLD, &pending), MPI_SUCCESS);
+  int index = 0, flag = 0, outcount = 0;
+  int indices[2];
+  MPI_Status statuses[2];
+  using Call = std::function<int(bool library)>;
+  const std::vector<std::pair<const char*, Call>> calls = {
+      {"Wait(NULL)", [&](bool l) { return (l ? PMPI_Wait : MPI_Wait)(nullptr, statuses); }},
+      {"Test(NULL)", [&](bool l) { return (l ? PMPI_Test : MPI_Test)(nullptr, &flag, statuses); }},
+      {"Waitall(2, NULL)", [&](bool l) { return (l ? PMPI_Waitall : MPI_Waitall)(2, nullptr, statuses); }},
+      {"Testall(2, NULL)", [&](bool l) { return (l ? PMPI_Testall : MPI_Testall)(2, nullptr, &flag, statuses); }},
+      {"Waitany(2, NULL)", [&](bool l) { return (l ? PMPI_Waitany : MPI_Waitany)(2, nullptr, &index, statuses); }},
+      {"Testany(2, NULL)",
+       [&](bool l) { return (l ? PMPI_Testany : MPI_Testany)(2, nullptr, &index, &flag, statuses); }},
+      {"Waitsome(2, NULL)",
+       [&](bool l) { return (l ? PMPI_Waitsome : MPI_Waitsome)(2, nullptr, &outcount, indices, statuses); }},
+      {"Testsome(2, NULL)",
+       [&](bool l) { return (l ? PMPI_Testsome : MPI_Testsome)(2, nullptr, &outcount, indices, statuses); }},
+      {"Startall(2, NULL)", [&](bool l) { return (l ? PMPI_Startall : MPI_Startall)(2, nullptr); }},
+  };
+  for (const auto& [name, call] : calls) {
+    int library_class = MPI_SUCCESS, gddt_class = MPI_SUCCESS;
+    MPI_Error_class(call(true), &library_class);
+    MPI_Error_class(call(false), &gddt_class);
+    EXPECT_EQ(gddt_class, library_class) << name << ": gddt " << class_name(gddt_class) << ", the library "
+                                         << class_name(library_class);
+  }
+  // Only null requests: nothing to wait for.
+  MPI_Request nulls[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  index = 5;
+  EXPECT_EQ(MPI_Waitany(2, nulls, &index, statuses), MPI_SUCCESS);
+  EXPECT_EQ(index, MPI_UNDEFINED);
+  EXPECT_EQ(MPI_Waitall(2, nulls, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+  EXPECT_EQ(MPI_Testsome(2, nulls, &outcount, indices, statuses), MPI_SUCCESS);
+  EXPECT_EQ(outcount, MPI_UNDEFINED);
+
+  ASSERT_EQ(MPI_Send(sent.data(), 2, vector, 0, 77, MPI_COMM_WORLD), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Wait(&pending, MPI_STATUS_IGNORE), MPI_SUCCESS);
+  for (int i = 0; i < 14; ++i) EXPECT_EQ(received[i], (i % 7) % 2 == 0 ? 3 : 0) << "int " << i;
+  MPI_Type_free(&vector);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 INSTANTIATE_TEST_SUITE_P(Handlings, PackErrors,
                          testing::Values(Handling::kErrorsReturn, Handling::kCustomHandler),
                          [](const testing::TestParamInfo<Handling>& info) {
