@@ -63,8 +63,10 @@ constexpr std::uintptr_t kLowestValidAddress = 64 * 1024;
 int inexpressible(const void* buf, MPI_Datatype datatype, MPI_Comm comm) {
   MPI_Aint true_lb = 0, true_extent = 0;
   memory::Kind kind;
-  if (PMPI_Type_get_true_extent(datatype, &true_lb, &true_extent) != MPI_SUCCESS ||
-      classify_typed(datatype, static_cast<const char*>(buf) + true_lb, &kind) != GDDT_OK || !kind.is_device())
+  if (PMPI_Type_get_true_extent(datatype, &true_lb, &true_extent) != MPI_SUCCESS || true_extent <= 0 ||
+      classify_typed(datatype, reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(buf) + true_lb), &kind) !=
+          GDDT_OK ||
+      !kind.is_device())
     return MPI_SUCCESS;
   GDDT_LOG(kError, "a datatype too large for gddt's tables on device memory: point-to-point refuses it "
                    "(MPI_Pack on device memory still packs it, through a host copy)");

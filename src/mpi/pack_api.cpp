@@ -287,10 +287,13 @@ Status classify_typed(MPI_Datatype datatype, const void* first, memory::Kind* ki
 
 bool on_library_memory(const void* buf, MPI_Datatype datatype) {
   MPI_Aint true_lb = 0, true_extent = 0;
+  if (datatype == MPI_DATATYPE_NULL || type::is_freed(datatype) || !type::is_known_committed(datatype) ||
+      PMPI_Type_get_true_extent(datatype, &true_lb, &true_extent) != MPI_SUCCESS)
+    return false;
+  if (true_extent <= 0) return true;  // no bytes (Open MPI then reports a true lb of LONG_MAX)
   memory::Kind kind;
-  return datatype != MPI_DATATYPE_NULL && !type::is_freed(datatype) && type::is_known_committed(datatype) &&
-         PMPI_Type_get_true_extent(datatype, &true_lb, &true_extent) == MPI_SUCCESS &&
-         classify_typed(datatype, static_cast<const char*>(buf) + true_lb, &kind) == GDDT_OK && !kind.is_device();
+  const auto first = reinterpret_cast<std::uintptr_t>(buf) + static_cast<std::uintptr_t>(true_lb);
+  return classify_typed(datatype, reinterpret_cast<const void*>(first), &kind) == GDDT_OK && !kind.is_device();
 }
 
 namespace {

@@ -73,6 +73,9 @@ struct Span {
 };
 
 Span span_of(MPI_Datatype datatype, int count) {
+  int size = 0;
+  MPI_Type_size(datatype, &size);
+  if (size == 0) return Span{};  // Open MPI reports a true lb of LONG_MAX for such types
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   MPI_Type_get_extent(datatype, &lb, &extent);
   MPI_Type_get_true_extent(datatype, &true_lb, &true_extent);
