@@ -16,6 +16,7 @@
 #include "mpi/pack_api.hpp"
 #include "mpi/requests.hpp"
 #include "pack/backend.hpp"
+#include "type/contents.hpp"
 
 namespace gddt::mpi::p2p {
 
@@ -802,6 +803,51 @@ int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
 int cancel(MPI_Request* request) {
   deferred::before_blocking();  // the library cancels only requests it has started
   return PMPI_Cancel(request);
+}
+
+namespace {
+
+// A named type whose element is its bytes: a CUDA-aware library moves it from device memory
+// as plain bytes.
+bool moved_as_bytes(MPI_Datatype datatype) {
+  type::LayoutPtr layout;
+  return type::combiner_of(datatype) == MPI_COMBINER_NAMED && resolve_datatype(datatype, &layout) == GDDT_OK &&
+         layout->shape == type::Shape::kContiguous && layout->lb == 0 && layout->extent == layout->size;
+}
+
+bool refused(const CollectiveBuffer& b) {
+  if (b.buffer == nullptr || b.buffer == MPI_IN_PLACE || b.datatype == MPI_DATATYPE_NULL) return false;
+  memory::Kind kind;
+  if (classify_typed(b.datatype, b.buffer, &kind) != GDDT_OK || kind.type != GDDT_MEMORY_DEVICE) return false;
+  return !(library_cuda_aware() && moved_as_bytes(b.datatype));
+}
+
+int refuse(MPI_Comm comm) {
+  GDDT_LOG(kError, "a collective call with device memory that the MPI library would pack with the CPU: gddt does "
+                   "not move collective data yet (docs/usage.md)");
+  return raise(comm, GDDT_ERR_UNSUPPORTED);
+}
+
+}  // namespace
+
+int refuse_device_data(MPI_Comm comm, std::initializer_list<CollectiveBuffer> buffers) {
+  for (const CollectiveBuffer& b : buffers)
+    if (refused(b)) return refuse(comm);
+  return MPI_SUCCESS;
+}
+
+int refuse_device_data_w(MPI_Comm comm, const void* sendbuf, const MPI_Datatype sendtypes[], const void* recvbuf,
+                         const MPI_Datatype recvtypes[]) {
+  int inter = 0, processes = 0;
+  if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
+      (inter ? PMPI_Comm_remote_size : PMPI_Comm_size)(comm, &processes) != MPI_SUCCESS)
+    return MPI_SUCCESS;
+  for (int i = 0; i < processes; ++i) {
+    if ((sendtypes != nullptr && refused({sendbuf, sendtypes[i]})) ||
+        (recvtypes != nullptr && refused({recvbuf, recvtypes[i]})))
+      return refuse(comm);
+  }
+  return MPI_SUCCESS;
 }
 
 void finalize() {

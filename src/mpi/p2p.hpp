@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <initializer_list>
 
 #include "core/memory.hpp"
 #include "mpi/deferred.hpp"
@@ -80,6 +81,21 @@ int request_free(MPI_Request* request);
 int probe(int source, int tag, MPI_Comm comm, MPI_Status* status);
 int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status);
 int cancel(MPI_Request* request);
+
+// A buffer of a collective call and the datatype it is described by.
+struct CollectiveBuffer {
+  const void* buffer;
+  MPI_Datatype datatype;
+};
+// gddt does not move the data of collectives yet: a device buffer described by a derived
+// datatype (or by any datatype, under a library that is not CUDA-aware) would reach the
+// library, which packs with the CPU and crashes. Returns MPI_ERR_UNSUPPORTED_OPERATION,
+// raised on `comm`, for such a call, MPI_SUCCESS otherwise (MPI_IN_PLACE and null buffers
+// and datatypes are the library's to judge).
+int refuse_device_data(MPI_Comm comm, std::initializer_list<CollectiveBuffer> buffers);
+// The same for the alltoallw forms, with one datatype per process of `comm`.
+int refuse_device_data_w(MPI_Comm comm, const void* sendbuf, const MPI_Datatype sendtypes[], const void* recvbuf,
+                         const MPI_Datatype recvtypes[]);
 
 // Completes everything still in flight (at MPI_Finalize).
 void finalize();

@@ -357,6 +357,44 @@ TEST(CompletionErrors, NullArraysWhileAReceiveIsAlive) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+// Collectives do not move device data through gddt yet: a buffer declared device memory (by
+// the datatype's gddt memory attribute, so this runs without a GPU) described by a derived
+// datatype is refused before the library, which would pack it with the CPU, sees it.
+TEST_P(PointToPointErrors, CollectivesRefuseDeviceDatatypes) {
+  MPI_Datatype on_device;
+  MPI_Type_contiguous(2, MPI_INT, &on_device);
+  MPI_Type_set_attr(on_device, gddt_memory_keyval(), GDDT_MEMORY_ATTRIBUTE(GDDT_MEMORY_DEVICE, 0));
+  MPI_Type_commit(&on_device);
+  std::vector<int> in(4, 1), out(4, 0);
+  const int counts[] = {1}, displacements[] = {0};
+  const MPI_Datatype types[] = {on_device};
+  const std::vector<std::pair<const char*, std::function<int()>>> calls = {
+      {"MPI_Bcast", [&] { return MPI_Bcast(in.data(), 1, on_device, 0, comm_); }},
+      {"MPI_Allgather", [&] { return MPI_Allgather(in.data(), 1, on_device, out.data(), 1, on_device, comm_); }},
+      {"MPI_Gatherv",
+       [&] { return MPI_Gatherv(in.data(), 1, MPI_INT, out.data(), counts, displacements, on_device, 0, comm_); }},
+      {"MPI_Allreduce", [&] { return MPI_Allreduce(in.data(), out.data(), 1, on_device, MPI_SUM, comm_); }},
+      {"MPI_Alltoallw",
+       [&] { return MPI_Alltoallw(in.data(), counts, displacements, types, out.data(), counts, displacements, types,
+                                  comm_); }},
+  };
+  for (const auto& [name, call] : calls) {
+    SCOPED_TRACE(name);
+    expect_error(call(), MPI_ERR_UNSUPPORTED_OPERATION);
+  }
+  EXPECT_EQ(out, std::vector<int>(4, 0)) << "a refused call wrote";
+  // Host data of the same shape goes to the library as before.
+  MPI_Datatype on_host;
+  MPI_Type_contiguous(2, MPI_INT, &on_host);
+  MPI_Type_commit(&on_host);
+  EXPECT_EQ(MPI_Allgather(in.data(), 1, on_host, out.data(), 1, on_host, comm_), MPI_SUCCESS);
+  EXPECT_EQ(out[0], 1);
+  EXPECT_EQ(MPI_Bcast(in.data(), 1, on_host, 0, comm_), MPI_SUCCESS);
+  EXPECT_EQ(handler_calls, 0);
+  MPI_Type_free(&on_host);
+  MPI_Type_free(&on_device);
+}
+
 INSTANTIATE_TEST_SUITE_P(Handlings, PackErrors,
                          testing::Values(Handling::kErrorsReturn, Handling::kCustomHandler),
                          [](const testing::TestParamInfo<Handling>& info) {
