@@ -3,8 +3,10 @@
 #include "core/config.hpp"
 
 #include <strings.h>
+#include <sys/stat.h>
 
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
@@ -58,8 +60,14 @@ bool parse_value(const Entry&, const std::string& text, bool* field) {
   return false;
 }
 
-bool parse_value(const Entry&, const std::string& text, std::uint64_t* field) {
-  return parse_size(text, field);
+// Size rows may bound their values: "LOW..HIGH" in the values column.
+bool parse_value(const Entry& entry, const std::string& text, std::uint64_t* field) {
+  std::uint64_t value = 0;
+  if (!parse_size(text, &value)) return false;
+  unsigned long long low = 0, high = 0;
+  if (std::sscanf(entry.values, "%llu..%llu", &low, &high) == 2 && (value < low || value > high)) return false;
+  *field = value;
+  return true;
 }
 
 // Enum rows accept one of the '|'-separated values (any case); string rows accept anything.
@@ -134,6 +142,7 @@ struct State {
       problem += std::string("value, expected one of ") + entry.values;
     } else if (entry.kind == Kind::kSize) {
       problem += "size, expected bytes with an optional K/M/G/T suffix";
+      if (*entry.values != '\0') problem += std::string(" in ") + entry.values;
     } else {
       problem += "boolean, expected 1/0/true/false/yes/no/on/off";
     }
@@ -164,9 +173,10 @@ std::string config_file_path(State* state) {
 }
 
 void read_file(const std::string& path, State* state) {
+  struct stat info {};
   std::ifstream file(path);
-  if (!file) {
-    state->problems.push_back("cannot read config file " + path);
+  if (!file || stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
+    state->problems.push_back("cannot read config file " + path + " (not a readable regular file)");
     return;
   }
   const std::string source = "file " + path;

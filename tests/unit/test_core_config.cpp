@@ -200,6 +200,24 @@ TEST_F(ConfigTest, MissingNamedFileIsReported) {
   EXPECT_TRUE(has_problem("cannot read config file"));
 }
 
+TEST_F(ConfigTest, DirectoryAsConfigFileIsReported) {
+  setenv("GDDT_CONFIG_FILE", directory_.c_str(), 1);
+  reload_for_testing();
+  EXPECT_TRUE(has_problem("cannot read config file"));
+}
+
+TEST_F(ConfigTest, SizeOutsideItsRowsBoundsIsReported) {
+  setenv("GDDT_RESIDENT_BLOCKS", "0", 1);
+  reload_for_testing();
+  EXPECT_EQ(settings().resident_blocks, 8u);
+  EXPECT_TRUE(has_problem("GDDT_RESIDENT_BLOCKS=0"));
+  EXPECT_TRUE(has_problem("in 1..16"));
+  setenv("GDDT_RESIDENT_BLOCKS", "16", 1);
+  reload_for_testing();
+  EXPECT_EQ(settings().resident_blocks, 16u);
+  EXPECT_TRUE(problems().empty());
+}
+
 TEST_F(ConfigTest, UnknownEnvironmentVariableIsReported) {
   setenv("GDDT_STAGING_CHUNKK", "8M", 1);
   reload_for_testing();
