@@ -6,6 +6,9 @@
 
 #include <mpi.h>
 
+#include "core/config.hpp"
+#include "core/log.hpp"
+
 namespace gddt::mpi {
 namespace {
 
@@ -54,6 +57,18 @@ bool cuda_aware(std::string* how) {
   if (open_mpi_says_yes(how) || mpich_says_yes(how) || ucx_cuda_transport_loaded(how)) return true;
   tell(how, "no: neither the library's query nor a loaded UCX CUDA transport says so");
   return false;
+}
+
+bool library_cuda_aware() {
+  static const bool aware = [] {
+    const std::string& setting = config::settings().mpi_cuda_aware;
+    if (setting != "auto") return setting == "yes";
+    std::string how;
+    const bool answer = cuda_aware(&how);
+    GDDT_LOG(kInfo, "MPI library CUDA-aware: %s (%s)", answer ? "yes" : "no", how.c_str());
+    return answer;
+  }();
+  return aware;
 }
 
 }  // namespace gddt::mpi

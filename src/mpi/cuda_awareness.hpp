@@ -10,4 +10,8 @@ namespace gddt::mpi {
 // are reliable only after MPI_Init (UCX loads its transports there).
 bool cuda_aware(std::string* how);
 
+// The answer gddt acts on, settled at the first call: GDDT_MPI_CUDA_AWARE, or cuda_aware()
+// where that is "auto" (logged once).
+bool library_cuda_aware();
+
 }  // namespace gddt::mpi

@@ -24,13 +24,23 @@ int error_class(Status status) {
   return MPI_ERR_OTHER;
 }
 
-int raise(MPI_Comm comm, Status status) {
+namespace {
+
+// Raises `status` through `call_errhandler` on `handle`, a `what`.
+template <typename Handle>
+int raise_through(int (*call_errhandler)(Handle, int), Handle handle, const char* what, Status status) {
   const int cls = error_class(status);
   if (cls == MPI_SUCCESS) return MPI_SUCCESS;
-  GDDT_LOG(kInfo, "raising %s (%s) on the communicator", status_name(status), gddt_status_string(status));
-  PMPI_Comm_call_errhandler(comm, cls);
+  GDDT_LOG(kInfo, "raising %s (%s) on the %s", status_name(status), gddt_status_string(status), what);
+  call_errhandler(handle, cls);
   return cls;
 }
+
+}  // namespace
+
+int raise(MPI_Comm comm, Status status) { return raise_through(PMPI_Comm_call_errhandler, comm, "communicator", status); }
+int raise_on_window(MPI_Win win, Status status) { return raise_through(PMPI_Win_call_errhandler, win, "window", status); }
+int raise_on_file(MPI_File file, Status status) { return raise_through(PMPI_File_call_errhandler, file, "file", status); }
 
 }  // namespace gddt::mpi
 

@@ -13,5 +13,8 @@ int error_class(Status status);
 // Raises `status` on `comm` (its error handler runs: MPI_ERRORS_ARE_FATAL aborts) and
 // returns the MPI error class for the caller to return. MPI_SUCCESS for GDDT_OK.
 int raise(MPI_Comm comm, Status status);
+// The same on a window's and on a file's error handler.
+int raise_on_window(MPI_Win win, Status status);
+int raise_on_file(MPI_File file, Status status);
 
 }  // namespace gddt::mpi

@@ -8,7 +8,9 @@
 // shim: they do not depend on where the data lives, and gddt's messages are ordinary ones.
 #include <mpi.h>
 
-#if MPI_VERSION >= 4
+#include "mpi/entry_points.hpp"
+
+#if GDDT_HAVE_MPI_Send_c
 
 #include <climits>
 #include <cstdint>
@@ -19,9 +21,8 @@
 #include "mpi/interpose.hpp"
 #include "mpi/pack_api.hpp"
 
+namespace gddt::mpi::entry {
 namespace {
-
-using gddt::mpi::disabled;
 
 bool fits_int(MPI_Count count) { return count >= INT_MIN && count <= INT_MAX; }
 
@@ -33,10 +34,9 @@ bool int_shim_takes(MPI_Count count) { return count <= INT_MAX; }
 // count (rejected there as the library would) and INT_MAX for a large one (never reaches them).
 int narrowed(MPI_Count count) { return fits_int(count) ? static_cast<int>(count) : (count < 0 ? -1 : INT_MAX); }
 
-// Whether the library takes a call of a count beyond an int as it is: gddt disabled, or the
-// buffer in host memory.
+// Whether the library takes a call of a count beyond an int as it is: the buffer is in host
+// memory.
 bool library_takes(const void* buffer) {
-  if (disabled()) return true;
   gddt::memory::Kind kind;
   return gddt::memory::classify(buffer, &kind) == GDDT_OK && !kind.is_device();
 }
@@ -50,17 +50,17 @@ int count_too_large(MPI_Comm comm) {
 }  // namespace
 
 #define GDDT_LARGE_COUNT_SEND(name)                                                                                    \
-  GDDT_MPI_ENTRY int MPI_##name##_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,        \
+  int name##_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,        \
                                     MPI_Comm comm) {                                                                   \
-    if (int_shim_takes(count)) return MPI_##name(buf, narrowed(count), datatype, dest, tag, comm);                     \
+    if (int_shim_takes(count)) return name(buf, narrowed(count), datatype, dest, tag, comm);                     \
     if (library_takes(buf)) return PMPI_##name##_c(buf, count, datatype, dest, tag, comm);                             \
     return count_too_large(comm);                                                                                      \
   }
 
 #define GDDT_LARGE_COUNT_REQUEST_SEND(name)                                                                            \
-  GDDT_MPI_ENTRY int MPI_##name##_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,        \
+  int name##_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,        \
                                     MPI_Comm comm, MPI_Request* request) {                                             \
-    if (int_shim_takes(count)) return MPI_##name(buf, narrowed(count), datatype, dest, tag, comm, request);            \
+    if (int_shim_takes(count)) return name(buf, narrowed(count), datatype, dest, tag, comm, request);            \
     if (library_takes(buf)) return PMPI_##name##_c(buf, count, datatype, dest, tag, comm, request);                    \
     return count_too_large(comm);                                                                                      \
   }
@@ -78,32 +78,32 @@ GDDT_LARGE_COUNT_REQUEST_SEND(Ssend_init)
 GDDT_LARGE_COUNT_REQUEST_SEND(Rsend_init)
 GDDT_LARGE_COUNT_REQUEST_SEND(Bsend_init)
 
-GDDT_MPI_ENTRY int MPI_Recv_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+int Recv_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                               MPI_Status* status) {
-  if (int_shim_takes(count)) return MPI_Recv(buf, narrowed(count), datatype, source, tag, comm, status);
+  if (int_shim_takes(count)) return Recv(buf, narrowed(count), datatype, source, tag, comm, status);
   if (library_takes(buf)) return PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
   return count_too_large(comm);
 }
 
-GDDT_MPI_ENTRY int MPI_Irecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+int Irecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                                MPI_Request* request) {
-  if (int_shim_takes(count)) return MPI_Irecv(buf, narrowed(count), datatype, source, tag, comm, request);
+  if (int_shim_takes(count)) return Irecv(buf, narrowed(count), datatype, source, tag, comm, request);
   if (library_takes(buf)) return PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
   return count_too_large(comm);
 }
 
-GDDT_MPI_ENTRY int MPI_Recv_init_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+int Recv_init_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
                                    MPI_Comm comm, MPI_Request* request) {
-  if (int_shim_takes(count)) return MPI_Recv_init(buf, narrowed(count), datatype, source, tag, comm, request);
+  if (int_shim_takes(count)) return Recv_init(buf, narrowed(count), datatype, source, tag, comm, request);
   if (library_takes(buf)) return PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
   return count_too_large(comm);
 }
 
-GDDT_MPI_ENTRY int MPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+int Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
                                   int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source,
                                   int recvtag, MPI_Comm comm, MPI_Status* status) {
   if (int_shim_takes(sendcount) && int_shim_takes(recvcount))
-    return MPI_Sendrecv(sendbuf, narrowed(sendcount), sendtype, dest, sendtag, recvbuf, narrowed(recvcount), recvtype,
+    return Sendrecv(sendbuf, narrowed(sendcount), sendtype, dest, sendtag, recvbuf, narrowed(recvcount), recvtype,
                         source, recvtag, comm, status);
   if (library_takes(sendbuf) && library_takes(recvbuf))
     return PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
@@ -111,26 +111,47 @@ GDDT_MPI_ENTRY int MPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_
   return count_too_large(comm);
 }
 
-GDDT_MPI_ENTRY int MPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
+int Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
                                           int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   if (int_shim_takes(count))
-    return MPI_Sendrecv_replace(buf, narrowed(count), datatype, dest, sendtag, source, recvtag, comm, status);
+    return Sendrecv_replace(buf, narrowed(count), datatype, dest, sendtag, source, recvtag, comm, status);
   if (library_takes(buf))
     return PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
   return count_too_large(comm);
 }
 
+int Isendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                MPI_Request* request) {
+  if (int_shim_takes(sendcount) && int_shim_takes(recvcount))
+    return Isendrecv(sendbuf, narrowed(sendcount), sendtype, dest, sendtag, recvbuf, narrowed(recvcount), recvtype,
+                     source, recvtag, comm, request);
+  if (library_takes(sendbuf) && library_takes(recvbuf))
+    return PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                            recvtag, comm, request);
+  return count_too_large(comm);
+}
+
+int Isendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                        int recvtag, MPI_Comm comm, MPI_Request* request) {
+  if (int_shim_takes(count))
+    return Isendrecv_replace(buf, narrowed(count), datatype, dest, sendtag, source, recvtag, comm, request);
+  if (library_takes(buf))
+    return PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+  return count_too_large(comm);
+}
+
 // A matched message has no communicator to raise an error on: the world's handler takes it.
-GDDT_MPI_ENTRY int MPI_Mrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
+int Mrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
                                MPI_Status* status) {
-  if (int_shim_takes(count)) return MPI_Mrecv(buf, narrowed(count), datatype, message, status);
+  if (int_shim_takes(count)) return Mrecv(buf, narrowed(count), datatype, message, status);
   if (library_takes(buf)) return PMPI_Mrecv_c(buf, count, datatype, message, status);
   return count_too_large(MPI_COMM_WORLD);
 }
 
-GDDT_MPI_ENTRY int MPI_Imrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
+int Imrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
                                 MPI_Request* request) {
-  if (int_shim_takes(count)) return MPI_Imrecv(buf, narrowed(count), datatype, message, request);
+  if (int_shim_takes(count)) return Imrecv(buf, narrowed(count), datatype, message, request);
   if (library_takes(buf)) return PMPI_Imrecv_c(buf, count, datatype, message, request);
   return count_too_large(MPI_COMM_WORLD);
 }
@@ -155,12 +176,12 @@ int clamped(MPI_Count size) { return size > INT_MAX ? INT_MAX : narrowed(size); 
 
 }  // namespace
 
-GDDT_MPI_ENTRY int MPI_Pack_c(const void* inbuf, MPI_Count incount, MPI_Datatype datatype, void* outbuf,
+int Pack_c(const void* inbuf, MPI_Count incount, MPI_Datatype datatype, void* outbuf,
                               MPI_Count outsize, MPI_Count* position, MPI_Comm comm) {
-  if (position == nullptr) return MPI_Pack(inbuf, narrowed(incount), datatype, outbuf, clamped(outsize), nullptr, comm);
+  if (position == nullptr) return Pack(inbuf, narrowed(incount), datatype, outbuf, clamped(outsize), nullptr, comm);
   if (packs_within_int(incount, *position, outsize, datatype)) {
     int at = narrowed(*position);
-    const int rc = MPI_Pack(inbuf, narrowed(incount), datatype, outbuf, clamped(outsize), &at, comm);
+    const int rc = Pack(inbuf, narrowed(incount), datatype, outbuf, clamped(outsize), &at, comm);
     if (rc == MPI_SUCCESS) *position = at;
     return rc;
   }
@@ -169,13 +190,13 @@ GDDT_MPI_ENTRY int MPI_Pack_c(const void* inbuf, MPI_Count incount, MPI_Datatype
   return count_too_large(comm);
 }
 
-GDDT_MPI_ENTRY int MPI_Unpack_c(const void* inbuf, MPI_Count insize, MPI_Count* position, void* outbuf,
+int Unpack_c(const void* inbuf, MPI_Count insize, MPI_Count* position, void* outbuf,
                                 MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm) {
   if (position == nullptr)
-    return MPI_Unpack(inbuf, clamped(insize), nullptr, outbuf, narrowed(outcount), datatype, comm);
+    return Unpack(inbuf, clamped(insize), nullptr, outbuf, narrowed(outcount), datatype, comm);
   if (packs_within_int(outcount, *position, insize, datatype)) {
     int at = narrowed(*position);
-    const int rc = MPI_Unpack(inbuf, clamped(insize), &at, outbuf, narrowed(outcount), datatype, comm);
+    const int rc = Unpack(inbuf, clamped(insize), &at, outbuf, narrowed(outcount), datatype, comm);
     if (rc == MPI_SUCCESS) *position = at;
     return rc;
   }
@@ -187,11 +208,11 @@ GDDT_MPI_ENTRY int MPI_Unpack_c(const void* inbuf, MPI_Count insize, MPI_Count* 
 // external32 positions and sizes are MPI_Aint in the int calls, as wide as MPI_Count here.
 static_assert(sizeof(MPI_Aint) == sizeof(MPI_Count), "MPI_Aint holds every MPI_Count");
 
-GDDT_MPI_ENTRY int MPI_Pack_external_c(const char datarep[], const void* inbuf, MPI_Count incount,
+int Pack_external_c(const char datarep[], const void* inbuf, MPI_Count incount,
                                        MPI_Datatype datatype, void* outbuf, MPI_Count outsize, MPI_Count* position) {
   if (position == nullptr || int_shim_takes(incount)) {
     MPI_Aint at = position != nullptr ? static_cast<MPI_Aint>(*position) : 0;
-    const int rc = MPI_Pack_external(datarep, inbuf, narrowed(incount), datatype, outbuf,
+    const int rc = Pack_external(datarep, inbuf, narrowed(incount), datatype, outbuf,
                                      static_cast<MPI_Aint>(outsize), position != nullptr ? &at : nullptr);
     if (rc == MPI_SUCCESS && position != nullptr) *position = at;
     return rc;
@@ -201,12 +222,12 @@ GDDT_MPI_ENTRY int MPI_Pack_external_c(const char datarep[], const void* inbuf, 
   return count_too_large(MPI_COMM_WORLD);
 }
 
-GDDT_MPI_ENTRY int MPI_Unpack_external_c(const char datarep[], const void* inbuf, MPI_Count insize,
+int Unpack_external_c(const char datarep[], const void* inbuf, MPI_Count insize,
                                          MPI_Count* position, void* outbuf, MPI_Count outcount,
                                          MPI_Datatype datatype) {
   if (position == nullptr || int_shim_takes(outcount)) {
     MPI_Aint at = position != nullptr ? static_cast<MPI_Aint>(*position) : 0;
-    const int rc = MPI_Unpack_external(datarep, inbuf, static_cast<MPI_Aint>(insize),
+    const int rc = Unpack_external(datarep, inbuf, static_cast<MPI_Aint>(insize),
                                        position != nullptr ? &at : nullptr, outbuf, narrowed(outcount), datatype);
     if (rc == MPI_SUCCESS && position != nullptr) *position = at;
     return rc;
@@ -216,4 +237,6 @@ GDDT_MPI_ENTRY int MPI_Unpack_external_c(const char datarep[], const void* inbuf
   return count_too_large(MPI_COMM_WORLD);
 }
 
-#endif  // MPI_VERSION >= 4
+}  // namespace gddt::mpi::entry
+
+#endif  // GDDT_HAVE_MPI_Send_c

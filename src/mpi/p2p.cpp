@@ -11,6 +11,7 @@
 #include "core/gpu.hpp"
 #include "mpi/cuda_awareness.hpp"
 #include "mpi/deferred.hpp"
+#include "mpi/entry_points.hpp"
 #include "mpi/errors.hpp"
 #include "mpi/interpose.hpp"
 #include "mpi/pack_api.hpp"
@@ -27,18 +28,6 @@ namespace {
 bool host_through_gddt() {
   static const bool through = config::settings().p2p_host == "gddt";
   return through;
-}
-
-bool library_cuda_aware() {
-  static const bool aware = [] {
-    const std::string& setting = config::settings().mpi_cuda_aware;
-    if (setting != "auto") return setting == "yes";
-    std::string how;
-    bool answer = cuda_aware(&how);
-    GDDT_LOG(kInfo, "MPI library CUDA-aware: %s (%s)", answer ? "yes" : "no", how.c_str());
-    return answer;
-  }();
-  return aware;
 }
 
 // Decided once, at the first call that reaches prepare() (after MPI_Init, so the library can
@@ -78,12 +67,23 @@ int inexpressible(const void* buf, MPI_Datatype datatype, MPI_Comm comm) {
 // MPI_SHORT_INT, or some resized types only from a sender whose datatype has the same layout:
 // MPI_PACKED data, or data declared as any gap-free type of the same signature, is refused or
 // truncated. So under MPICH a staged send hands the library the user's own datatype on a host
-// copy of the elements (the kLibraryPacks route), and plain MPICH peers always understand it.
+// copy of the elements (the kHostSpan route), and plain MPICH peers always understand it.
+// MPICH 4.0's MPI_Isendrecv leaves its status empty (no count, source or tag), so a receive half
+// staged as packed bytes could not tell how many arrived: there the library receives the user's
+// own datatype on a host copy of the span too.
 #if defined(MPICH_VERSION)
-constexpr bool kLibraryPacksStagedSends = true;
+constexpr bool kHostSpanForStagedSends = true;
+constexpr bool kHostSpanForExchangeReceives = true;
 #else
-constexpr bool kLibraryPacksStagedSends = false;
+constexpr bool kHostSpanForStagedSends = false;
+constexpr bool kHostSpanForExchangeReceives = false;
 #endif
+
+// How a side's message travels where gddt stages it.
+enum class Staged {
+  kPacked,              // as packed bytes, unless the library must pack a send itself (above)
+  kExchangeReceive,     // the receive half of an MPI_Isendrecv (above)
+};
 
 // One side of a call as the MPI library will see it: the user's own arguments when the
 // message is forwarded, the staging otherwise.
@@ -97,7 +97,7 @@ struct Side {
 // Decides the route of one side and prepares its staging. Returns MPI_SUCCESS or the error
 // class raised on `comm`.
 int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI_Datatype datatype, int peer,
-            MPI_Comm comm, Side* side) {
+            MPI_Comm comm, Side* side, Staged staged = Staged::kPacked) {
   side->buffer = const_cast<void*>(buf);
   side->count = count;
   side->datatype = datatype;
@@ -132,8 +132,11 @@ int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI
   // Buffered modes copy into the attached buffer with the CPU: device data goes to the
   // library only as host staging, also where it would otherwise pass through untouched.
   if (buffered && message.kind.is_device()) route = protocol::Route::kHostStaged;
-  if (kLibraryPacksStagedSends && kind == Operation::Kind::kSend && route == protocol::Route::kHostStaged)
-    route = message.kind.is_device() ? protocol::Route::kLibraryPacks : protocol::Route::kForward;
+  if (kHostSpanForStagedSends && kind == Operation::Kind::kSend && route == protocol::Route::kHostStaged)
+    route = message.kind.is_device() ? protocol::Route::kHostSpan : protocol::Route::kForward;
+  if (kHostSpanForExchangeReceives && staged == Staged::kExchangeReceive &&
+      (route == protocol::Route::kHostStaged || route == protocol::Route::kDeviceStaged))
+    route = protocol::Route::kHostSpan;
   if (route == protocol::Route::kForward) return MPI_SUCCESS;
   if (message.bytes() > INT_MAX) {
     GDDT_LOG(kError, "a message of %lld packed bytes exceeds what one MPI_PACKED message can carry",
@@ -151,7 +154,7 @@ int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI
   operation->route = route;
   operation->message = message;
   operation->comm = comm;
-  const bool library_packs = route == protocol::Route::kLibraryPacks;
+  const bool library_packs = route == protocol::Route::kHostSpan;
   status = operation->staging.acquire(&operation->route, message.kind.device,
                                       library_packs ? message.span_bytes() : message.bytes());
   if (is_error(status)) return raise(comm, status);
@@ -160,6 +163,9 @@ int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI
            protocol::route_name(operation->route));
   if (library_packs) {  // the library's own datatype on a host copy of the elements
     side->buffer = static_cast<char*>(operation->staging.data()) - message.span_lb();
+    // The library writes the typemap of a receive there; the gaps go back as they were.
+    if (kind == Operation::Kind::kReceive) status = protocol::copy_span(message, operation->staging);
+    if (is_error(status)) return raise(comm, status);
   } else {
     side->buffer = operation->staging.data();
     side->count = static_cast<int>(message.bytes());
@@ -170,7 +176,7 @@ int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI
 }
 
 int pack_outgoing(Operation& operation) {
-  if (operation.route == protocol::Route::kLibraryPacks)
+  if (operation.route == protocol::Route::kHostSpan)
     return raise(operation.comm, protocol::copy_span(operation.message, operation.staging));
   return raise(operation.comm, protocol::pack_message(operation.message, operation.staging, meanwhile_for(operation)));
 }
@@ -219,7 +225,7 @@ bool packs_in_one_launch(const Operation& operation) {
 // MPI_Isend (deferred.hpp).
 bool start_held(const Operation& operation) {
   return operation.kind == Operation::Kind::kSend && defer_sends() &&
-         operation.route != protocol::Route::kLibraryPacks;
+         operation.route != protocol::Route::kHostSpan;
 }
 
 // Queues the pack of a prepared nonblocking send and hands the user a persistent library
@@ -559,6 +565,56 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int 
   return exchange(out, in, dest, sendtag, source, recvtag, comm, status);
 }
 
+#if GDDT_HAVE_MPI_Isendrecv
+
+namespace {
+
+// The library's one request of both halves of an MPI_Isendrecv: the receive's operation, if it
+// has one, carries the send's along.
+int track_exchange(Side& out, Side& in, MPI_Request request) {
+  if (in.operation) {
+    in.operation->outgoing = std::move(out.operation);
+    return track(std::move(in.operation), false, request);
+  }
+  if (out.operation) return track(std::move(out.operation), false, request);
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+int isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+              int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
+  Side out, in;
+  int rc = prepare_send(false, sendbuf, sendcount, sendtype, dest, comm, &out);
+  if (rc == MPI_SUCCESS)
+    rc = prepare(Operation::Kind::kReceive, false, recvbuf, recvcount, recvtype, source, comm, &in,
+                 Staged::kExchangeReceive);
+  if (rc != MPI_SUCCESS) return rc;
+  rc = PMPI_Isendrecv(out.buffer, out.count, out.datatype, dest, sendtag, in.buffer, in.count, in.datatype, source,
+                      recvtag, comm, request);
+  if (rc != MPI_SUCCESS) return rc;
+  return track_exchange(out, in, *request);
+}
+
+int isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
+                      MPI_Comm comm, MPI_Request* request) {
+  Side out, in;
+  int rc = prepare_send(false, buf, count, datatype, dest, comm, &out);
+  if (rc == MPI_SUCCESS)
+    rc = prepare(Operation::Kind::kReceive, false, buf, count, datatype, source, comm, &in, Staged::kExchangeReceive);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!out.operation && !in.operation)  // both sides are the same bytes, as the library sees them
+    return PMPI_Isendrecv_replace(out.buffer, out.count, out.datatype, dest, sendtag, source, recvtag, comm,
+                                  request);
+  // As in sendrecv_replace: the unpack into `buf` comes once the request has completed.
+  rc = PMPI_Isendrecv(out.buffer, out.count, out.datatype, dest, sendtag, in.buffer, in.count, in.datatype, source,
+                      recvtag, comm, request);
+  if (rc != MPI_SUCCESS) return rc;
+  return track_exchange(out, in, *request);
+}
+
+#endif  // GDDT_HAVE_MPI_Isendrecv
+
 int mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status) {
   deferred::before_blocking();
   Side side;
@@ -803,51 +859,6 @@ int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
 int cancel(MPI_Request* request) {
   deferred::before_blocking();  // the library cancels only requests it has started
   return PMPI_Cancel(request);
-}
-
-namespace {
-
-// A named type whose element is its bytes: a CUDA-aware library moves it from device memory
-// as plain bytes.
-bool moved_as_bytes(MPI_Datatype datatype) {
-  type::LayoutPtr layout;
-  return type::combiner_of(datatype) == MPI_COMBINER_NAMED && resolve_datatype(datatype, &layout) == GDDT_OK &&
-         layout->shape == type::Shape::kContiguous && layout->lb == 0 && layout->extent == layout->size;
-}
-
-bool refused(const CollectiveBuffer& b) {
-  if (b.buffer == nullptr || b.buffer == MPI_IN_PLACE || b.datatype == MPI_DATATYPE_NULL) return false;
-  memory::Kind kind;
-  if (classify_typed(b.datatype, b.buffer, &kind) != GDDT_OK || kind.type != GDDT_MEMORY_DEVICE) return false;
-  return !(library_cuda_aware() && moved_as_bytes(b.datatype));
-}
-
-int refuse(MPI_Comm comm) {
-  GDDT_LOG(kError, "a collective call with device memory that the MPI library would pack with the CPU: gddt does "
-                   "not move collective data yet (docs/usage.md)");
-  return raise(comm, GDDT_ERR_UNSUPPORTED);
-}
-
-}  // namespace
-
-int refuse_device_data(MPI_Comm comm, std::initializer_list<CollectiveBuffer> buffers) {
-  for (const CollectiveBuffer& b : buffers)
-    if (refused(b)) return refuse(comm);
-  return MPI_SUCCESS;
-}
-
-int refuse_device_data_w(MPI_Comm comm, const void* sendbuf, const MPI_Datatype sendtypes[], const void* recvbuf,
-                         const MPI_Datatype recvtypes[]) {
-  int inter = 0, processes = 0;
-  if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
-      (inter ? PMPI_Comm_remote_size : PMPI_Comm_size)(comm, &processes) != MPI_SUCCESS)
-    return MPI_SUCCESS;
-  for (int i = 0; i < processes; ++i) {
-    if ((sendtypes != nullptr && refused({sendbuf, sendtypes[i]})) ||
-        (recvtypes != nullptr && refused({recvbuf, recvtypes[i]})))
-      return refuse(comm);
-  }
-  return MPI_SUCCESS;
 }
 
 void finalize() {

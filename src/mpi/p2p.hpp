@@ -9,7 +9,6 @@
 #include <mpi.h>
 
 #include <atomic>
-#include <initializer_list>
 
 #include "core/memory.hpp"
 #include "mpi/deferred.hpp"
@@ -59,6 +58,12 @@ int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest
              int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status);
 int sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
                      MPI_Comm comm, MPI_Status* status);
+// MPI-4's MPI_Isendrecv and MPI_Isendrecv_replace: the send half is packed and posted after
+// every held send, like a blocking send's, and one request covers both halves.
+int isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+              int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request* request);
+int isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
+                      MPI_Comm comm, MPI_Request* request);
 int mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status);
 int imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request);
 // Matched probes: the message handle's communicator is remembered for MPI_Mrecv's errors.
@@ -81,21 +86,6 @@ int request_free(MPI_Request* request);
 int probe(int source, int tag, MPI_Comm comm, MPI_Status* status);
 int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status);
 int cancel(MPI_Request* request);
-
-// A buffer of a collective call and the datatype it is described by.
-struct CollectiveBuffer {
-  const void* buffer;
-  MPI_Datatype datatype;
-};
-// gddt does not move the data of collectives yet: a device buffer described by a derived
-// datatype (or by any datatype, under a library that is not CUDA-aware) would reach the
-// library, which packs with the CPU and crashes. Returns MPI_ERR_UNSUPPORTED_OPERATION,
-// raised on `comm`, for such a call, MPI_SUCCESS otherwise (MPI_IN_PLACE and null buffers
-// and datatypes are the library's to judge).
-int refuse_device_data(MPI_Comm comm, std::initializer_list<CollectiveBuffer> buffers);
-// The same for the alltoallw forms, with one datatype per process of `comm`.
-int refuse_device_data_w(MPI_Comm comm, const void* sendbuf, const MPI_Datatype sendtypes[], const void* recvbuf,
-                         const MPI_Datatype recvtypes[]);
 
 // Completes everything still in flight (at MPI_Finalize).
 void finalize();

@@ -174,6 +174,10 @@ bool takes_unpack(Operation& operation, int error, const MPI_Status& status, int
   int cancelled = 0;
   PMPI_Test_cancelled(&status, &cancelled);
   if (cancelled) return false;
+  if (operation.route == protocol::Route::kHostSpan) {  // the library wrote the typemap itself
+    *received = 0;
+    return true;
+  }
   PMPI_Get_count(&status, MPI_PACKED, received);
   // A longer message than the staging holds was truncated: the library reports
   // MPI_ERR_TRUNCATE through the request (calls like MPI_Request_get_status do not), and the
@@ -184,6 +188,10 @@ bool takes_unpack(Operation& operation, int error, const MPI_Status& status, int
 // Unpacks `received` bytes of a finished receive; with `queued_on` the GPU work is only queued
 // on a stream, otherwise the unpack waits itself.
 int unpack_received(Operation& operation, int received, gpu::Stream* queued_on) {
+  if (operation.route == protocol::Route::kHostSpan) {
+    operation.early_result = raise(operation.comm, protocol::copy_span_back(operation.message, operation.staging));
+    return operation.early_result;
+  }
   gpu::Stream stream = nullptr;
   Status unpacked =
       queued_on != nullptr ? protocol::message_stream(operation.message, operation.staging, &stream) : GDDT_OK;
@@ -231,7 +239,8 @@ void finish_receives(Operation* const* operations, const MPI_Status* statuses, i
     int received = 0;
     if (!takes_unpack(operation, MPI_SUCCESS, statuses[i], &received)) continue;
     gpu::Stream stream = nullptr;
-    if (!protocol::moves_in_one_launch(operation.message, operation.staging, received) ||
+    if (operation.route == protocol::Route::kHostSpan ||
+        !protocol::moves_in_one_launch(operation.message, operation.staging, received) ||
         is_error(protocol::message_stream(operation.message, operation.staging, &stream))) {
       gpu::Stream alone = nullptr;
       unpack_received(operation, received, &alone);

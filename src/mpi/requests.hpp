@@ -33,6 +33,9 @@ struct Operation {
   MPI_Comm comm = MPI_COMM_NULL;  // whose error handler hears of a failure at completion
   // Receives: whether the legacy default stream was found idle when the receive was posted.
   pack::Ordering ordering = pack::Ordering::kCheckLegacyStream;
+  // The send half of an MPI_Isendrecv whose receive half this is: its staging lives until the
+  // one request of both completes.
+  std::unique_ptr<Operation> outgoing;
 };
 
 namespace requests {

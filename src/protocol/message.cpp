@@ -27,7 +27,7 @@ const char* route_name(Route route) {
     case Route::kDeviceBytes: return "device-bytes";
     case Route::kDeviceStaged: return "device-staged";
     case Route::kHostStaged: return "host-staged";
-    case Route::kLibraryPacks: return "library-packs";
+    case Route::kHostSpan: return "host-span";
   }
   return "?";
 }
@@ -95,6 +95,11 @@ Status message_stream(const Message& message, const Staging& staging, gpu::Strea
 
 Status copy_span(const Message& message, const Staging& staging) {
   return copy_and_wait(staging.data(), static_cast<const char*>(message.buffer) + message.span_lb(),
+                       static_cast<std::size_t>(message.span_bytes()), message.kind.is_device() ? message.kind.device : -1);
+}
+
+Status copy_span_back(const Message& message, const Staging& staging) {
+  return copy_and_wait(static_cast<char*>(message.buffer) + message.span_lb(), staging.data(),
                        static_cast<std::size_t>(message.span_bytes()), message.kind.is_device() ? message.kind.device : -1);
 }
 

@@ -19,7 +19,8 @@ enum class Route {
   kDeviceBytes,   // contiguous device data: its bytes go to a CUDA-aware library in place, as MPI_PACKED
   kDeviceStaged,  // packed into device scratch; the (CUDA-aware) library moves device memory
   kHostStaged,    // packed into host staging; the library moves host memory
-  kLibraryPacks,  // the typed span copied to host staging, gaps included; the library packs it
+  kHostSpan,      // the typed span copied to host staging, gaps included; the library packs or
+                  // unpacks the user's own datatype there
 };
 
 const char* route_name(Route route);
@@ -73,8 +74,9 @@ class Staging {
 Status message_stream(const Message& message, const Staging& staging, gpu::Stream* stream);
 
 // Copies the message's span into `staging` (which must hold message.span_bytes()) as it is, for
-// the kLibraryPacks route, and returns when the bytes are in place.
+// the kHostSpan route, and returns when the bytes are in place; copy_span_back copies it back.
 Status copy_span(const Message& message, const Staging& staging);
+Status copy_span_back(const Message& message, const Staging& staging);
 
 // Packs the whole message into `staging` (which must hold message.bytes()) and returns when
 // the bytes are in place, doing `meanwhile` while it waits for the GPU.
