@@ -179,10 +179,15 @@ bool takes_unpack(Operation& operation, int error, const MPI_Status& status, int
     return true;
   }
   PMPI_Get_count(&status, MPI_PACKED, received);
-  // A longer message than the staging holds was truncated: the library reports
-  // MPI_ERR_TRUNCATE through the request (calls like MPI_Request_get_status do not), and the
-  // receive buffer's contents are undefined, so nothing is unpacked.
-  return *received > 0 && *received <= operation.staging.size();
+  // A longer message than the receive holds was truncated: the library reports
+  // MPI_ERR_TRUNCATE through the request (calls like MPI_Request_get_status do not), except
+  // for the one byte more that holed staging takes (p2p.cpp), which gddt reports. The receive
+  // buffer's contents are undefined then, so nothing is unpacked.
+  if (*received > operation.message.bytes()) {
+    operation.early_result = raise(operation.comm, GDDT_ERR_TRUNCATE);
+    return false;
+  }
+  return *received > 0;
 }
 
 // Unpacks `received` bytes of a finished receive; with `queued_on` the GPU work is only queued
@@ -216,7 +221,7 @@ int finish(Operation& operation, int error, const MPI_Status& status, gpu::Strea
   if (queued_on != nullptr) *queued_on = nullptr;
   if (operation.finished) return operation.early_result;
   int received = 0;
-  if (!takes_unpack(operation, error, status, &received)) return MPI_SUCCESS;
+  if (!takes_unpack(operation, error, status, &received)) return operation.early_result;
   return unpack_received(operation, received, queued_on);
 }
 

@@ -333,6 +333,18 @@ TEST(CompletionErrors, NullArraysWhileAReceiveIsAlive) {
       {"Testsome(2, NULL)",
        [&](bool l) { return (l ? PMPI_Testsome : MPI_Testsome)(2, nullptr, &outcount, indices, statuses); }},
       {"Startall(2, NULL)", [&](bool l) { return (l ? PMPI_Startall : MPI_Startall)(2, nullptr); }},
+      // gddt's own request, with an output argument missing.
+      {"Test(gddt's, flag NULL)", [&](bool l) { return (l ? PMPI_Test : MPI_Test)(&pending, nullptr, statuses); }},
+      {"Testany(gddt's, index NULL)",
+       [&](bool l) { return (l ? PMPI_Testany : MPI_Testany)(1, &pending, nullptr, &flag, statuses); }},
+      {"Testany(gddt's, flag NULL)",
+       [&](bool l) { return (l ? PMPI_Testany : MPI_Testany)(1, &pending, &index, nullptr, statuses); }},
+      {"Testall(gddt's, flag NULL)",
+       [&](bool l) { return (l ? PMPI_Testall : MPI_Testall)(1, &pending, nullptr, statuses); }},
+      {"Testsome(gddt's, outcount NULL)",
+       [&](bool l) { return (l ? PMPI_Testsome : MPI_Testsome)(1, &pending, nullptr, indices, statuses); }},
+      {"Request_get_status(gddt's, flag NULL)",
+       [&](bool l) { return (l ? PMPI_Request_get_status : MPI_Request_get_status)(pending, nullptr, statuses); }},
   };
   for (const auto& [name, call] : calls) {
     int library_class = MPI_SUCCESS, gddt_class = MPI_SUCCESS;
@@ -344,8 +356,15 @@ TEST(CompletionErrors, NullArraysWhileAReceiveIsAlive) {
   // Only null requests: nothing to wait for.
   MPI_Request nulls[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   index = 5;
+  statuses[0].MPI_SOURCE = statuses[0].MPI_TAG = 12345;
   EXPECT_EQ(MPI_Waitany(2, nulls, &index, statuses), MPI_SUCCESS);
   EXPECT_EQ(index, MPI_UNDEFINED);
+  // An empty status (MPI-4.0 3.7.3).
+  int elements = -1;
+  MPI_Get_count(&statuses[0], MPI_INT, &elements);
+  EXPECT_EQ(statuses[0].MPI_SOURCE, MPI_ANY_SOURCE);
+  EXPECT_EQ(statuses[0].MPI_TAG, MPI_ANY_TAG);
+  EXPECT_EQ(elements, 0);
   EXPECT_EQ(MPI_Waitall(2, nulls, MPI_STATUSES_IGNORE), MPI_SUCCESS);
   EXPECT_EQ(MPI_Testsome(2, nulls, &outcount, indices, statuses), MPI_SUCCESS);
   EXPECT_EQ(outcount, MPI_UNDEFINED);

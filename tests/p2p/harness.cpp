@@ -81,6 +81,7 @@ std::string describe_quirks(const MpiQuirks& quirks) {
   if (quirks.proc_null_persistent_status) text += " MPI_Recv_init(MPI_PROC_NULL) status;";
   if (quirks.request_errors_on_world) text += " request errors raised on MPI_COMM_WORLD;";
   if (quirks.packed_into_mixed_struct) text += " large MPI_PACKED data into mixed structs;";
+  if (quirks.truncation_overruns_contiguous) text += " truncated contiguous receives written past their end;";
   return text;
 }
 
