@@ -6,6 +6,9 @@
 // same class).
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include <cstring>
 #include <functional>
@@ -402,6 +405,52 @@ TEST_P(PointToPointErrors, CollectivesRefuseDeviceDatatypes) {
     expect_error(call(), MPI_ERR_UNSUPPORTED_OPERATION);
   }
   EXPECT_EQ(out, std::vector<int>(4, 0)) << "a refused call wrote";
+  // Nonblocking collectives are checked too, and refused before a request exists.
+  MPI_Request request = MPI_REQUEST_NULL;
+  expect_error(MPI_Ibcast(in.data(), 1, on_device, 0, comm_, &request), MPI_ERR_UNSUPPORTED_OPERATION);
+  EXPECT_EQ(request, MPI_REQUEST_NULL);
+  // Neighbourhood collectives count their datatypes by the topology's neighbours.
+  MPI_Comm ring;
+  const int one = 1, periodic = 1;
+  MPI_Cart_create(comm_, 1, &one, &periodic, 0, &ring);
+  MPI_Comm_set_errhandler(ring, MPI_ERRORS_RETURN);
+  const int twice[] = {1, 1};
+  const MPI_Aint bytes[] = {0, 0};
+  const MPI_Datatype host_then_device[] = {MPI_INT, on_device};
+  const MPI_Datatype host_only[] = {MPI_INT, MPI_INT};
+  int gathered[2];
+  EXPECT_EQ(MPI_Neighbor_alltoallw(in.data(), twice, bytes, host_only, gathered, twice, bytes, host_only, ring),
+            MPI_SUCCESS);
+  EXPECT_EQ(MPI_Neighbor_alltoallw(in.data(), twice, bytes, host_then_device, gathered, twice, bytes, host_only, ring),
+            MPI_ERR_UNSUPPORTED_OPERATION);
+  MPI_Comm_free(&ring);
+  // One-sided calls raise on the window, file calls on the file. Open MPI 4.1 makes no window
+  // for a single process: that part needs two.
+  int exposed[4] = {};
+  MPI_Comm returning;
+  MPI_Comm_dup(MPI_COMM_SELF, &returning);
+  MPI_Comm_set_errhandler(returning, MPI_ERRORS_RETURN);
+  MPI_Win win;
+  if (MPI_Win_create(exposed, sizeof exposed, sizeof(int), MPI_INFO_NULL, returning, &win) == MPI_SUCCESS) {
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    MPI_Win_fence(0, win);
+    EXPECT_EQ(MPI_Put(in.data(), 1, on_device, 0, 0, 2, MPI_INT, win), MPI_ERR_UNSUPPORTED_OPERATION);
+    EXPECT_EQ(MPI_Put(in.data(), 2, MPI_INT, 0, 0, 2, MPI_INT, win), MPI_SUCCESS);
+    MPI_Win_fence(0, win);
+    EXPECT_EQ(exposed[0], 1);
+    MPI_Win_free(&win);
+  }
+  MPI_Comm_free(&returning);
+  char path[64];
+  std::snprintf(path, sizeof path, "/tmp/gddt-errors-%d.dat", static_cast<int>(getpid()));
+  MPI_File file;
+  ASSERT_EQ(MPI_File_open(comm_, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+                          &file),
+            MPI_SUCCESS);
+  MPI_File_set_errhandler(file, MPI_ERRORS_RETURN);
+  EXPECT_EQ(MPI_File_write(file, in.data(), 1, on_device, MPI_STATUS_IGNORE), MPI_ERR_UNSUPPORTED_OPERATION);
+  EXPECT_EQ(MPI_File_write(file, in.data(), 2, MPI_INT, MPI_STATUS_IGNORE), MPI_SUCCESS);
+  MPI_File_close(&file);
   // Host data of the same shape goes to the library as before.
   MPI_Datatype on_host;
   MPI_Type_contiguous(2, MPI_INT, &on_host);
