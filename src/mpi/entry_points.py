@@ -115,7 +115,7 @@ def guard(row):
     else:
         call = f"guard::on_comm(MPI_COMM_SELF, guard::kNotRooted, {{{listed}}})"
     return [
-        "  if (!gddt::mpi::disabled()) {",
+        "  if (!gddt::mpi::stepped_aside()) {",
         f"    const int refused = gddt::mpi::{call};",
         "    if (refused != MPI_SUCCESS) return refused;",
         "  }",
@@ -126,7 +126,7 @@ def shim(row):
     head = f"GDDT_MPI_ENTRY int {row.name}({row.declaration()}) {{"
     forward = f"PMPI_{row.short}({row.arguments()})"
     if row.kind == "intercepted":
-        body = [f"  if (gddt::mpi::disabled()) return {forward};",
+        body = [f"  if (gddt::mpi::stepped_aside()) return {forward};",
                 f"  return gddt::mpi::entry::{row.short}({row.arguments()});"]
     else:
         body = guard(row) if row.buffers else []
