@@ -157,7 +157,11 @@ int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI
   side->count = count;
   side->datatype = datatype;
   settle_passage();
-  if (!(gpu::available() || host_through_gddt()) || peer == MPI_PROC_NULL || count == 0 || comm == MPI_COMM_NULL)
+  // A receive of no bytes is staged too where contiguous receives overrun: a longer message
+  // must not be written past its buffer either.
+  const bool empty_receive_staged = kHoledReceiveStaging && kind == Operation::Kind::kReceive;
+  if (!(gpu::available() || host_through_gddt()) || peer == MPI_PROC_NULL || comm == MPI_COMM_NULL ||
+      (count == 0 && !empty_receive_staged))
     return MPI_SUCCESS;
   if (count < 0) return raise(comm, GDDT_ERR_COUNT);
   if (type::is_plain_named(datatype) && !host_through_gddt() && !buffered && buf != nullptr) {
@@ -177,10 +181,14 @@ int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI
   message.layout = layout;
   message.count = count;
   message.buffer = side->buffer;
-  if (message.bytes() == 0) return MPI_SUCCESS;
-  const char* first = static_cast<const char*>(buf) + layout->span_lb(count);
-  if (reinterpret_cast<std::uintptr_t>(first) < kLowestValidAddress) return raise(comm, GDDT_ERR_BUFFER);
-  status = classify_typed(datatype, first, &message.kind);
+  if (message.bytes() == 0) {
+    if (!empty_receive_staged || buf == nullptr) return MPI_SUCCESS;
+    status = classify_typed(datatype, buf, &message.kind);
+  } else {
+    const char* first = static_cast<const char*>(buf) + layout->span_lb(count);
+    if (reinterpret_cast<std::uintptr_t>(first) < kLowestValidAddress) return raise(comm, GDDT_ERR_BUFFER);
+    status = classify_typed(datatype, first, &message.kind);
+  }
   if (is_error(status)) return raise(comm, status);
 
   protocol::Route route = protocol::choose_route(message, library_cuda_aware(), host_through_gddt());
@@ -212,8 +220,13 @@ int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI
   const bool library_packs = route == protocol::Route::kHostSpan;
   const bool holed = kHoledReceiveStaging && kind == Operation::Kind::kReceive && !library_packs &&
                      message.bytes() + kHoleBytes <= INT_MAX;
+  // An empty receive is described as one of a byte: a block of no bytes would leave a
+  // contiguous byte after the hole, which the library copies into as it would into any.
+  const std::int64_t holed_bytes = std::max<std::int64_t>(message.bytes(), 1);
   status = operation->staging.acquire(&operation->route, message.kind.device,
-                                      library_packs ? message.span_bytes() : message.bytes() + (holed ? kHoleBytes : 0));
+                                      library_packs ? message.span_bytes()
+                                      : holed       ? holed_bytes + kHoleBytes
+                                                    : message.bytes());
   if (is_error(status)) return raise(comm, status);
   GDDT_LOG(kDebug, "%s of %lld bytes (%s): %s", kind == Operation::Kind::kSend ? "send" : "receive",
            static_cast<long long>(message.bytes()), gddt_memory_type_name(message.kind.type),
@@ -229,7 +242,7 @@ int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI
     side->datatype = MPI_PACKED;
     if (holed) {
       side->count = 1;
-      side->datatype = holed::of(static_cast<int>(message.bytes()));
+      side->datatype = holed::of(static_cast<int>(holed_bytes));
       if (side->datatype == MPI_DATATYPE_NULL) return raise(comm, GDDT_ERR_MPI);
     }
   }
