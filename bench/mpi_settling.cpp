@@ -15,15 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "median.hpp"
+
 namespace {
 
 constexpr int kRuns = 10;
 constexpr int kRoundTripsPerRun = 100;
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
 
 }  // namespace
 

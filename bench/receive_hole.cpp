@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "median.hpp"
+
 namespace {
 
 // One-way time of `iterations` round trips of `bytes`, receives described by `type` (count 1)
@@ -36,11 +38,6 @@ double one_way_us(int rank, int bytes, int iterations, MPI_Datatype type, std::v
     }
   }
   return (MPI_Wtime() - start) / iterations / 2 * 1e6;
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
 }
 
 }  // namespace
