@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "gddt/gddt_mpi.h"
+#include "mpi/entry_points.hpp"
 
 namespace {
 
@@ -213,6 +214,14 @@ TEST_P(PointToPointErrors, NegativeCount) {
   expect_error(MPI_Isend(typed_.data(), -2, vector_, 0, 1, comm_, &request), MPI_ERR_COUNT);
   expect_error(MPI_Recv(typed_.data(), -1, vector_, 0, 1, comm_, MPI_STATUS_IGNORE), MPI_ERR_COUNT);
   expect_error(MPI_Irecv(typed_.data(), -1, vector_, 0, 1, comm_, &request), MPI_ERR_COUNT);
+#if GDDT_HAVE_MPI_Isendrecv
+  std::vector<int> other(14, 0);
+  expect_error(MPI_Isendrecv(typed_.data(), -1, vector_, 0, 1, other.data(), 1, vector_, 0, 1, comm_, &request),
+               MPI_ERR_COUNT);
+  expect_error(MPI_Isendrecv(typed_.data(), 1, vector_, 0, 1, other.data(), -1, vector_, 0, 1, comm_, &request),
+               MPI_ERR_COUNT);
+  expect_error(MPI_Isendrecv_replace(typed_.data(), -1, vector_, 0, 1, 0, 1, comm_, &request), MPI_ERR_COUNT);
+#endif
 }
 
 TEST_P(PointToPointErrors, NullAndFreedDatatypes) {
@@ -227,6 +236,9 @@ TEST_P(PointToPointErrors, NullAndFreedDatatypes) {
     expect_error(MPI_Isend(typed_.data(), 1, bad, 0, 2, comm_, &request), MPI_ERR_TYPE);
     expect_error(MPI_Recv(typed_.data(), 1, bad, 0, 2, comm_, MPI_STATUS_IGNORE), MPI_ERR_TYPE);
     expect_error(MPI_Send_init(typed_.data(), 1, bad, 0, 2, comm_, &request), MPI_ERR_TYPE);
+#if GDDT_HAVE_MPI_Isendrecv
+    expect_error(MPI_Isendrecv_replace(typed_.data(), 1, bad, 0, 2, 0, 2, comm_, &request), MPI_ERR_TYPE);
+#endif
   }
 }
 
