@@ -98,9 +98,8 @@ def declared_functions(preprocessed):
 
 
 def guard(row):
-    types = {d.split()[0] if not d.startswith("const") else d.split()[1]: n for d, n in row.parameters}
-    target = next((f for t, f in TARGETS.items() if t in types), None)
-    handle = types.get({"on_comm": "MPI_Comm", "on_window": "MPI_Win", "on_file": "MPI_File"}.get(target))
+    named = {d.split()[1] if d.startswith("const") else d.split()[0]: n for d, n in row.parameters}
+    target, handle = next(((f, named[t]) for t, f in TARGETS.items() if t in named), (None, None))
     buffers = []
     for buffer, datatype, per, side in row.buffers:
         address = datatype if per else f"&{datatype}"
@@ -195,18 +194,21 @@ def check_library(rows, libraries, gddt, declared):
     known = {r.name for r in rows}
     failed = False
     for library in libraries:
-        missing = sorted(exported(library) - known)
-        print(f"{library}: {len(exported(library))} MPI_* functions exported, {len(missing)} without a row")
+        functions = exported(library)
+        missing = sorted(functions - known)
+        print(f"{library}: {len(functions)} MPI_* functions exported, {len(missing)} without a row")
         for name in missing:
             print(f"  no row: {name}")
         failed = failed or bool(missing)
     if gddt:
-        shims = {r.name for r in rows if r.kind != "forward" and r.name in declared_functions(declared)}
-        absent = sorted(shims - exported(gddt))
+        present = declared_functions(declared)
+        shims = {r.name for r in rows if r.kind != "forward" and r.name in present}
+        exports = exported(gddt)
+        absent = sorted(shims - exports)
         print(f"{gddt}: {len(shims)} shims expected, {len(absent)} not exported")
         for name in absent:
             print(f"  not exported: {name}")
-        extra = sorted(exported(gddt) - shims)
+        extra = sorted(exports - shims)
         for name in extra:
             print(f"  exported without a row that makes a shim: {name}")
         failed = failed or bool(absent) or bool(extra)

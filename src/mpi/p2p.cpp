@@ -106,16 +106,19 @@ std::unordered_map<int, MPI_Datatype>& types() {
 // a type freed while a receive uses it until the receive completes).
 constexpr std::size_t kMostKept = 256;
 
+// With the mutex held.
+void free_all() {
+  for (auto& entry : types()) PMPI_Type_free(&entry.second);
+  types().clear();
+}
+
 // The datatype of `bytes` bytes of holed receive staging (MPI_DATATYPE_NULL if the library
 // refuses to make one).
 MPI_Datatype of(int bytes) {
   std::lock_guard<std::mutex> lock(mutex);
   auto found = types().find(bytes);
   if (found != types().end()) return found->second;
-  if (types().size() >= kMostKept) {
-    for (auto& entry : types()) PMPI_Type_free(&entry.second);
-    types().clear();
-  }
+  if (types().size() >= kMostKept) free_all();
   const int lengths[] = {bytes, 1};
   const MPI_Aint displacements[] = {0, static_cast<MPI_Aint>(bytes) + 1};
   MPI_Datatype type = MPI_DATATYPE_NULL;
@@ -128,8 +131,7 @@ MPI_Datatype of(int bytes) {
 
 void release() {
   std::lock_guard<std::mutex> lock(mutex);
-  for (auto& entry : types()) PMPI_Type_free(&entry.second);
-  types().clear();
+  free_all();
 }
 
 }  // namespace holed
