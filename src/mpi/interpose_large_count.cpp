@@ -42,27 +42,27 @@ bool library_takes(const void* buffer) {
 }
 
 int count_too_large(MPI_Comm comm) {
-  GDDT_LOG(kError, "a large-count call on device memory beyond INT_MAX elements or bytes: gddt stages each "
-                   "message as one MPI_PACKED message of at most INT_MAX bytes");
+  GDDT_LOG(kError,
+           "a large-count call on device memory beyond INT_MAX elements or bytes: gddt stages each "
+           "message as one MPI_PACKED message of at most INT_MAX bytes");
   return gddt::mpi::raise(comm, GDDT_ERR_COUNT);
 }
 
 }  // namespace
 
-#define GDDT_LARGE_COUNT_SEND(name)                                                                                    \
-  int name##_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,        \
-                                    MPI_Comm comm) {                                                                   \
-    if (int_shim_takes(count)) return name(buf, narrowed(count), datatype, dest, tag, comm);                     \
-    if (library_takes(buf)) return PMPI_##name##_c(buf, count, datatype, dest, tag, comm);                             \
-    return count_too_large(comm);                                                                                      \
+#define GDDT_LARGE_COUNT_SEND(name)                                                                         \
+  int name##_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) { \
+    if (int_shim_takes(count)) return name(buf, narrowed(count), datatype, dest, tag, comm);                \
+    if (library_takes(buf)) return PMPI_##name##_c(buf, count, datatype, dest, tag, comm);                  \
+    return count_too_large(comm);                                                                           \
   }
 
-#define GDDT_LARGE_COUNT_REQUEST_SEND(name)                                                                            \
-  int name##_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,        \
-                                    MPI_Comm comm, MPI_Request* request) {                                             \
-    if (int_shim_takes(count)) return name(buf, narrowed(count), datatype, dest, tag, comm, request);            \
-    if (library_takes(buf)) return PMPI_##name##_c(buf, count, datatype, dest, tag, comm, request);                    \
-    return count_too_large(comm);                                                                                      \
+#define GDDT_LARGE_COUNT_REQUEST_SEND(name)                                                               \
+  int name##_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, \
+               MPI_Request* request) {                                                                    \
+    if (int_shim_takes(count)) return name(buf, narrowed(count), datatype, dest, tag, comm, request);     \
+    if (library_takes(buf)) return PMPI_##name##_c(buf, count, datatype, dest, tag, comm, request);       \
+    return count_too_large(comm);                                                                         \
   }
 
 GDDT_LARGE_COUNT_SEND(Send)
@@ -78,41 +78,39 @@ GDDT_LARGE_COUNT_REQUEST_SEND(Ssend_init)
 GDDT_LARGE_COUNT_REQUEST_SEND(Rsend_init)
 GDDT_LARGE_COUNT_REQUEST_SEND(Bsend_init)
 
-int Recv_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                              MPI_Status* status) {
+int Recv_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status* status) {
   if (int_shim_takes(count)) return Recv(buf, narrowed(count), datatype, source, tag, comm, status);
   if (library_takes(buf)) return PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
   return count_too_large(comm);
 }
 
 int Irecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                               MPI_Request* request) {
+            MPI_Request* request) {
   if (int_shim_takes(count)) return Irecv(buf, narrowed(count), datatype, source, tag, comm, request);
   if (library_takes(buf)) return PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
   return count_too_large(comm);
 }
 
-int Recv_init_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
-                                   MPI_Comm comm, MPI_Request* request) {
+int Recv_init_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                MPI_Request* request) {
   if (int_shim_takes(count)) return Recv_init(buf, narrowed(count), datatype, source, tag, comm, request);
   if (library_takes(buf)) return PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
   return count_too_large(comm);
 }
 
-int Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
-                                  int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source,
-                                  int recvtag, MPI_Comm comm, MPI_Status* status) {
+int Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+               MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   if (int_shim_takes(sendcount) && int_shim_takes(recvcount))
     return Sendrecv(sendbuf, narrowed(sendcount), sendtype, dest, sendtag, recvbuf, narrowed(recvcount), recvtype,
-                        source, recvtag, comm, status);
+                    source, recvtag, comm, status);
   if (library_takes(sendbuf) && library_takes(recvbuf))
     return PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
                            comm, status);
   return count_too_large(comm);
 }
 
-int Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
-                                          int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+int Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                       int recvtag, MPI_Comm comm, MPI_Status* status) {
   if (int_shim_takes(count))
     return Sendrecv_replace(buf, narrowed(count), datatype, dest, sendtag, source, recvtag, comm, status);
   if (library_takes(buf))
@@ -120,15 +118,15 @@ int Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, int de
   return count_too_large(comm);
 }
 
-int Isendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+int Isendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+                MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
                 MPI_Request* request) {
   if (int_shim_takes(sendcount) && int_shim_takes(recvcount))
     return Isendrecv(sendbuf, narrowed(sendcount), sendtype, dest, sendtag, recvbuf, narrowed(recvcount), recvtype,
                      source, recvtag, comm, request);
   if (library_takes(sendbuf) && library_takes(recvbuf))
-    return PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
-                            recvtag, comm, request);
+    return PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                            comm, request);
   return count_too_large(comm);
 }
 
@@ -142,15 +140,13 @@ int Isendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, int d
 }
 
 // A matched message has no communicator to raise an error on: the world's handler takes it.
-int Mrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
-                               MPI_Status* status) {
+int Mrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status) {
   if (int_shim_takes(count)) return Mrecv(buf, narrowed(count), datatype, message, status);
   if (library_takes(buf)) return PMPI_Mrecv_c(buf, count, datatype, message, status);
   return count_too_large(MPI_COMM_WORLD);
 }
 
-int Imrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
-                                MPI_Request* request) {
+int Imrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request) {
   if (int_shim_takes(count)) return Imrecv(buf, narrowed(count), datatype, message, request);
   if (library_takes(buf)) return PMPI_Imrecv_c(buf, count, datatype, message, request);
   return count_too_large(MPI_COMM_WORLD);
@@ -168,16 +164,15 @@ bool packs_within_int(MPI_Count count, MPI_Count position, MPI_Count size, MPI_D
   gddt::type::LayoutPtr layout;
   if (gddt::mpi::resolve_datatype(datatype, &layout) != GDDT_OK) return true;  // the int shim says why
   std::int64_t bytes = 0;
-  return !__builtin_mul_overflow(layout->size, static_cast<std::int64_t>(count), &bytes) &&
-         position + bytes <= INT_MAX;
+  return !__builtin_mul_overflow(layout->size, static_cast<std::int64_t>(count), &bytes) && position + bytes <= INT_MAX;
 }
 
 int clamped(MPI_Count size) { return size > INT_MAX ? INT_MAX : narrowed(size); }
 
 }  // namespace
 
-int Pack_c(const void* inbuf, MPI_Count incount, MPI_Datatype datatype, void* outbuf,
-                              MPI_Count outsize, MPI_Count* position, MPI_Comm comm) {
+int Pack_c(const void* inbuf, MPI_Count incount, MPI_Datatype datatype, void* outbuf, MPI_Count outsize,
+           MPI_Count* position, MPI_Comm comm) {
   if (position == nullptr) return Pack(inbuf, narrowed(incount), datatype, outbuf, clamped(outsize), nullptr, comm);
   if (packs_within_int(incount, *position, outsize, datatype)) {
     int at = narrowed(*position);
@@ -190,10 +185,9 @@ int Pack_c(const void* inbuf, MPI_Count incount, MPI_Datatype datatype, void* ou
   return count_too_large(comm);
 }
 
-int Unpack_c(const void* inbuf, MPI_Count insize, MPI_Count* position, void* outbuf,
-                                MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm) {
-  if (position == nullptr)
-    return Unpack(inbuf, clamped(insize), nullptr, outbuf, narrowed(outcount), datatype, comm);
+int Unpack_c(const void* inbuf, MPI_Count insize, MPI_Count* position, void* outbuf, MPI_Count outcount,
+             MPI_Datatype datatype, MPI_Comm comm) {
+  if (position == nullptr) return Unpack(inbuf, clamped(insize), nullptr, outbuf, narrowed(outcount), datatype, comm);
   if (packs_within_int(outcount, *position, insize, datatype)) {
     int at = narrowed(*position);
     const int rc = Unpack(inbuf, clamped(insize), &at, outbuf, narrowed(outcount), datatype, comm);
@@ -208,12 +202,12 @@ int Unpack_c(const void* inbuf, MPI_Count insize, MPI_Count* position, void* out
 // external32 positions and sizes are MPI_Aint in the int calls, as wide as MPI_Count here.
 static_assert(sizeof(MPI_Aint) == sizeof(MPI_Count), "MPI_Aint holds every MPI_Count");
 
-int Pack_external_c(const char datarep[], const void* inbuf, MPI_Count incount,
-                                       MPI_Datatype datatype, void* outbuf, MPI_Count outsize, MPI_Count* position) {
+int Pack_external_c(const char datarep[], const void* inbuf, MPI_Count incount, MPI_Datatype datatype, void* outbuf,
+                    MPI_Count outsize, MPI_Count* position) {
   if (position == nullptr || int_shim_takes(incount)) {
     MPI_Aint at = position != nullptr ? static_cast<MPI_Aint>(*position) : 0;
-    const int rc = Pack_external(datarep, inbuf, narrowed(incount), datatype, outbuf,
-                                     static_cast<MPI_Aint>(outsize), position != nullptr ? &at : nullptr);
+    const int rc = Pack_external(datarep, inbuf, narrowed(incount), datatype, outbuf, static_cast<MPI_Aint>(outsize),
+                                 position != nullptr ? &at : nullptr);
     if (rc == MPI_SUCCESS && position != nullptr) *position = at;
     return rc;
   }
@@ -222,13 +216,12 @@ int Pack_external_c(const char datarep[], const void* inbuf, MPI_Count incount,
   return count_too_large(MPI_COMM_WORLD);
 }
 
-int Unpack_external_c(const char datarep[], const void* inbuf, MPI_Count insize,
-                                         MPI_Count* position, void* outbuf, MPI_Count outcount,
-                                         MPI_Datatype datatype) {
+int Unpack_external_c(const char datarep[], const void* inbuf, MPI_Count insize, MPI_Count* position, void* outbuf,
+                      MPI_Count outcount, MPI_Datatype datatype) {
   if (position == nullptr || int_shim_takes(outcount)) {
     MPI_Aint at = position != nullptr ? static_cast<MPI_Aint>(*position) : 0;
-    const int rc = Unpack_external(datarep, inbuf, static_cast<MPI_Aint>(insize),
-                                       position != nullptr ? &at : nullptr, outbuf, narrowed(outcount), datatype);
+    const int rc = Unpack_external(datarep, inbuf, static_cast<MPI_Aint>(insize), position != nullptr ? &at : nullptr,
+                                   outbuf, narrowed(outcount), datatype);
     if (rc == MPI_SUCCESS && position != nullptr) *position = at;
     return rc;
   }

@@ -28,67 +28,59 @@ int Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, 
 int Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
   return p2p::send(PMPI_Bsend, true, buf, count, datatype, dest, tag, comm);
 }
-int Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                             MPI_Request* request) {
+int Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   if (p2p::passes_through(buf, count, datatype)) return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
   return p2p::isend(PMPI_Isend, false, false, buf, count, datatype, dest, tag, comm, request);
 }
-int Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                             MPI_Request* request) {
+int Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   if (p2p::passes_through(buf, count, datatype)) return PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
   return p2p::isend(PMPI_Issend, false, false, buf, count, datatype, dest, tag, comm, request);
 }
-int Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                             MPI_Request* request) {
+int Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   if (p2p::passes_through(buf, count, datatype)) return PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
   return p2p::isend(PMPI_Irsend, false, false, buf, count, datatype, dest, tag, comm, request);
 }
-int Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                             MPI_Request* request) {
+int Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   return p2p::isend(PMPI_Ibsend, true, false, buf, count, datatype, dest, tag, comm, request);
 }
 int Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                             MPI_Request* request) {
+              MPI_Request* request) {
   return p2p::isend(PMPI_Send_init, false, true, buf, count, datatype, dest, tag, comm, request);
 }
 int Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                             MPI_Request* request) {
+               MPI_Request* request) {
   return p2p::isend(PMPI_Ssend_init, false, true, buf, count, datatype, dest, tag, comm, request);
 }
 int Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                             MPI_Request* request) {
+               MPI_Request* request) {
   return p2p::isend(PMPI_Rsend_init, false, true, buf, count, datatype, dest, tag, comm, request);
 }
 int Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                             MPI_Request* request) {
+               MPI_Request* request) {
   return p2p::isend(PMPI_Bsend_init, true, true, buf, count, datatype, dest, tag, comm, request);
 }
-int Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                            MPI_Status* status) {
+int Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status* status) {
   if (p2p::passes_through(buf, count, datatype)) return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
   return p2p::recv(buf, count, datatype, source, tag, comm, status);
 }
 
-int Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                             MPI_Request* request) {
+int Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request* request) {
   if (p2p::passes_through(buf, count, datatype)) return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
   return p2p::irecv(false, buf, count, datatype, source, tag, comm, request);
 }
 
-int Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                                 MPI_Request* request) {
+int Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request* request) {
   return p2p::irecv(true, buf, count, datatype, source, tag, comm, request);
 }
 
-int Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                                void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                                MPI_Comm comm, MPI_Status* status) {
-  return p2p::sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
-                       comm, status);
+int Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+             int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  return p2p::sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm,
+                       status);
 }
 
-int Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                                        int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+int Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
+                     MPI_Comm comm, MPI_Status* status) {
   return p2p::sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
 }
 
@@ -109,8 +101,7 @@ int Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status*
   return p2p::mprobe(source, tag, comm, message, status);
 }
 
-int Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
-                               MPI_Status* status) {
+int Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
   return p2p::improbe(source, tag, comm, flag, message, status);
 }
 
@@ -118,18 +109,13 @@ int Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI
   return p2p::mrecv(buf, count, datatype, message, status);
 }
 
-int Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
-                              MPI_Request* request) {
+int Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request) {
   return p2p::imrecv(buf, count, datatype, message, request);
 }
 
-int Start(MPI_Request* request) {
-  return p2p::start(request);
-}
+int Start(MPI_Request* request) { return p2p::start(request); }
 
-int Startall(int count, MPI_Request requests[]) {
-  return p2p::startall(count, requests);
-}
+int Startall(int count, MPI_Request requests[]) { return p2p::startall(count, requests); }
 
 int Wait(MPI_Request* request, MPI_Status* status) {
   if (!requests::any()) return PMPI_Wait(request, status);
@@ -161,14 +147,12 @@ int Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[])
   return p2p::testall(count, requests, flag, statuses);
 }
 
-int Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
-                                MPI_Status statuses[]) {
+int Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
   if (!requests::any()) return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
   return p2p::waitsome(incount, requests, outcount, indices, statuses);
 }
 
-int Testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
-                                MPI_Status statuses[]) {
+int Testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
   if (!requests::any()) return PMPI_Testsome(incount, requests, outcount, indices, statuses);
   return p2p::testsome(incount, requests, outcount, indices, statuses);
 }
@@ -177,20 +161,14 @@ int Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   return p2p::request_get_status(request, flag, status);
 }
 
-int Request_free(MPI_Request* request) {
-  return p2p::request_free(request);
-}
+int Request_free(MPI_Request* request) { return p2p::request_free(request); }
 
-int Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
-  return p2p::probe(source, tag, comm, status);
-}
+int Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) { return p2p::probe(source, tag, comm, status); }
 
 int Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
   return p2p::iprobe(source, tag, comm, flag, status);
 }
 
-int Cancel(MPI_Request* request) {
-  return p2p::cancel(request);
-}
+int Cancel(MPI_Request* request) { return p2p::cancel(request); }
 
 }  // namespace gddt::mpi::entry
