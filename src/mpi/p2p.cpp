@@ -153,7 +153,10 @@ struct Side {
 
 // Decides the route of one side and prepares its staging. Returns MPI_SUCCESS or the error
 // class raised on `comm`.
-int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI_Datatype datatype, int peer,
+// `cpu_copied`: the library copies the send data aside with the CPU (the buffered modes into
+// the attached buffer; Open MPI 5.0's MPI_Isendrecv_replace into a buffer of its own, which
+// crashes on device memory even for MPI_INT), so device data goes to it only as host staging.
+int prepare(Operation::Kind kind, bool cpu_copied, const void* buf, int count, MPI_Datatype datatype, int peer,
             MPI_Comm comm, Side* side, Staged staged = Staged::kPacked) {
   side->buffer = const_cast<void*>(buf);
   side->count = count;
@@ -166,7 +169,7 @@ int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI
       (count == 0 && !empty_receive_staged))
     return MPI_SUCCESS;
   if (count < 0) return raise(comm, GDDT_ERR_COUNT);
-  if (type::is_plain_named(datatype) && !host_through_gddt() && !buffered && buf != nullptr) {
+  if (type::is_plain_named(datatype) && !host_through_gddt() && !cpu_copied && buf != nullptr) {
     // The hot path of ordinary traffic: contiguous data the library can take as it is, from
     // host memory always, from device memory when it is CUDA-aware.
     if (library_cuda_aware() && protocol::device_route_forced() == protocol::Route::kForward) return MPI_SUCCESS;
@@ -194,9 +197,7 @@ int prepare(Operation::Kind kind, bool buffered, const void* buf, int count, MPI
   if (is_error(status)) return raise(comm, status);
 
   protocol::Route route = protocol::choose_route(message, library_cuda_aware(), host_through_gddt());
-  // Buffered modes copy into the attached buffer with the CPU: device data goes to the
-  // library only as host staging, also where it would otherwise pass through untouched.
-  if (buffered && message.kind.is_device()) route = protocol::Route::kHostStaged;
+  if (cpu_copied && message.kind.is_device()) route = protocol::Route::kHostStaged;
   if (kHostSpanForStagedSends && kind == Operation::Kind::kSend && route == protocol::Route::kHostStaged)
     route = message.kind.is_device() ? protocol::Route::kHostSpan : protocol::Route::kForward;
   if (kHostSpanForExchangeReceives && staged == Staged::kExchangeReceive &&
@@ -266,9 +267,9 @@ int ready_to_post(int prepared, Side* side) {
   return pack_outgoing(*side->operation);
 }
 
-int prepare_send(bool buffered, const void* buf, int count, MPI_Datatype datatype, int dest, MPI_Comm comm,
+int prepare_send(bool cpu_copied, const void* buf, int count, MPI_Datatype datatype, int dest, MPI_Comm comm,
                  Side* side) {
-  return ready_to_post(prepare(Operation::Kind::kSend, buffered, buf, count, datatype, dest, comm, side), side);
+  return ready_to_post(prepare(Operation::Kind::kSend, cpu_copied, buf, count, datatype, dest, comm, side), side);
 }
 
 // Queues the pack of a send where the GPU can be left running it (*stream is then the stream
@@ -679,7 +680,7 @@ int isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int des
 int isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
                       MPI_Comm comm, MPI_Request* request) {
   Side out, in;
-  int rc = prepare_send(false, buf, count, datatype, dest, comm, &out);
+  int rc = prepare_send(true, buf, count, datatype, dest, comm, &out);
   if (rc == MPI_SUCCESS)
     rc = prepare(Operation::Kind::kReceive, false, buf, count, datatype, source, comm, &in, Staged::kExchangeReceive);
   if (rc != MPI_SUCCESS) return rc;
