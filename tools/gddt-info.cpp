@@ -12,7 +12,7 @@
 #include "core/config.hpp"
 #include "core/gpu.hpp"
 #include "gddt/gddt.h"
-#include "mpi/cuda_awareness.hpp"
+#include "protocol/cuda_awareness.hpp"
 
 namespace {
 
@@ -75,7 +75,7 @@ void print_mpi() {
   std::string text(version, static_cast<std::size_t>(length));
   while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) text.pop_back();
   std::string how;
-  gddt::mpi::cuda_aware(&how);
+  gddt::protocol::cuda_aware(&how);
   // MPICH's version string runs over many lines; keep them in the value column.
   Table table;
   for (std::size_t start = 0; start <= text.size();) {

@@ -1,7 +1,7 @@
 #include "mpi/guard.hpp"
 
 #include "core/log.hpp"
-#include "mpi/cuda_awareness.hpp"
+#include "protocol/cuda_awareness.hpp"
 #include "mpi/errors.hpp"
 #include "mpi/pack_api.hpp"
 #include "type/contents.hpp"
@@ -24,7 +24,7 @@ bool refused(const void* address, MPI_Datatype datatype) {
     return false;
   memory::Kind kind;
   if (classify_typed(datatype, address, &kind) != GDDT_OK || kind.type != GDDT_MEMORY_DEVICE) return false;
-  return !(library_cuda_aware() && moved_as_bytes(datatype));
+  return !(protocol::library_cuda_aware() && moved_as_bytes(datatype));
 }
 
 // The number of datatypes of a buffer; 0 where the communicator cannot tell (the library

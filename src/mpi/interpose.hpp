@@ -6,8 +6,8 @@
 #include <atomic>
 
 #include "core/config.hpp"
-#include "mpi/deferred.hpp"
-#include "mpi/requests.hpp"
+#include "protocol/deferred.hpp"
+#include "protocol/requests.hpp"
 
 #define GDDT_MPI_ENTRY extern "C" __attribute__((visibility("default")))
 
@@ -33,8 +33,8 @@ inline bool stepped_aside() { return detail::finalized.load(std::memory_order_re
 // their data lands as it would without gddt.
 class BlockingCall {
  public:
-  BlockingCall() { deferred::before_blocking(); }
-  ~BlockingCall() { requests::progress_detached(); }
+  BlockingCall() { protocol::deferred::before_blocking(); }
+  ~BlockingCall() { protocol::requests::progress_detached(); }
   BlockingCall(const BlockingCall&) = delete;
   BlockingCall& operator=(const BlockingCall&) = delete;
 };

@@ -9,7 +9,7 @@
 #include "mpi/entry_points.hpp"
 #include "mpi/interpose.hpp"
 #include "mpi/p2p.hpp"
-#include "mpi/requests.hpp"
+#include "protocol/requests.hpp"
 
 namespace gddt::mpi::entry {
 
@@ -118,42 +118,42 @@ int Start(MPI_Request* request) { return p2p::start(request); }
 int Startall(int count, MPI_Request requests[]) { return p2p::startall(count, requests); }
 
 int Wait(MPI_Request* request, MPI_Status* status) {
-  if (!requests::any()) return PMPI_Wait(request, status);
+  if (!protocol::requests::any()) return PMPI_Wait(request, status);
   return p2p::wait(request, status);
 }
 
 int Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  if (!requests::any()) return PMPI_Test(request, flag, status);
+  if (!protocol::requests::any()) return PMPI_Test(request, flag, status);
   return p2p::test(request, flag, status);
 }
 
 int Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
-  if (!requests::any()) return PMPI_Waitany(count, requests, index, status);
+  if (!protocol::requests::any()) return PMPI_Waitany(count, requests, index, status);
   return p2p::waitany(count, requests, index, status);
 }
 
 int Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
-  if (!requests::any()) return PMPI_Testany(count, requests, index, flag, status);
+  if (!protocol::requests::any()) return PMPI_Testany(count, requests, index, flag, status);
   return p2p::testany(count, requests, index, flag, status);
 }
 
 int Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  if (!requests::any()) return PMPI_Waitall(count, requests, statuses);
+  if (!protocol::requests::any()) return PMPI_Waitall(count, requests, statuses);
   return p2p::waitall(count, requests, statuses);
 }
 
 int Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
-  if (!requests::any()) return PMPI_Testall(count, requests, flag, statuses);
+  if (!protocol::requests::any()) return PMPI_Testall(count, requests, flag, statuses);
   return p2p::testall(count, requests, flag, statuses);
 }
 
 int Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
-  if (!requests::any()) return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+  if (!protocol::requests::any()) return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
   return p2p::waitsome(incount, requests, outcount, indices, statuses);
 }
 
 int Testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
-  if (!requests::any()) return PMPI_Testsome(incount, requests, outcount, indices, statuses);
+  if (!protocol::requests::any()) return PMPI_Testsome(incount, requests, outcount, indices, statuses);
   return p2p::testsome(incount, requests, outcount, indices, statuses);
 }
 

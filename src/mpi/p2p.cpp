@@ -9,14 +9,15 @@
 
 #include "core/config.hpp"
 #include "core/gpu.hpp"
-#include "mpi/cuda_awareness.hpp"
-#include "mpi/deferred.hpp"
 #include "mpi/entry_points.hpp"
 #include "mpi/errors.hpp"
 #include "mpi/interpose.hpp"
 #include "mpi/pack_api.hpp"
-#include "mpi/requests.hpp"
 #include "pack/backend.hpp"
+#include "protocol/cuda_awareness.hpp"
+#include "protocol/deferred.hpp"
+#include "protocol/requests.hpp"
+#include "protocol/transport.hpp"
 #include "type/contents.hpp"
 
 namespace gddt::mpi::p2p {
@@ -25,13 +26,14 @@ std::atomic<Passage> passage{Passage::kUndecided};
 
 namespace {
 
-bool host_through_gddt() {
-  static const bool through = config::settings().p2p_host == "gddt";
-  return through;
-}
+using protocol::Call;
+using protocol::host_through_gddt;
+using protocol::library_cuda_aware;
+using protocol::Operation;
+using protocol::Side;
 
-// Decided once, at the first call that reaches prepare() (after MPI_Init, so the library can
-// be asked whether it is CUDA-aware).
+// Decided once, at the first call that reaches prepare() (after MPI_Init, so the library can be
+// asked whether it is CUDA-aware).
 void settle_passage() {
   if (passage.load(std::memory_order_relaxed) != Passage::kUndecided) return;
   Passage decided = Passage::kPlainHostTypes;
@@ -48,8 +50,8 @@ void settle_passage() {
 // A NULL buffer is MPI_BOTTOM: legal only for datatypes of absolute addresses.
 constexpr std::uintptr_t kLowestValidAddress = 64 * 1024;
 
-// A datatype gddt cannot express (more pieces than it tables) goes to the library as it is on
-// host memory; on device memory the library would pack it with the CPU, so it is refused.
+// A datatype gddt cannot express (more pieces than it tables) goes to the library as it is on host
+// memory; on device memory the library would pack it with the CPU, so it is refused.
 int inexpressible(const void* buf, MPI_Datatype datatype, MPI_Comm comm) {
   MPI_Aint true_lb = 0, true_extent = 0;
   memory::Kind kind;
@@ -58,120 +60,40 @@ int inexpressible(const void* buf, MPI_Datatype datatype, MPI_Comm comm) {
           GDDT_OK ||
       !kind.is_device())
     return MPI_SUCCESS;
-  GDDT_LOG(kError, "a datatype too large for gddt's tables on device memory: point-to-point refuses it "
-                   "(MPI_Pack on device memory still packs it, through a host copy)");
+  GDDT_LOG(kError,
+           "a datatype too large for gddt's tables on device memory: "
+           "point-to-point refuses it "
+           "(MPI_Pack on device memory still packs it, through a host copy)");
   return raise(comm, GDDT_ERR_UNSUPPORTED);
 }
 
-// MPICH 4.0 receives a large message into a struct of mixed basic types, a pair type such as
-// MPI_SHORT_INT, or some resized types only from a sender whose datatype has the same layout:
-// MPI_PACKED data, or data declared as any gap-free type of the same signature, is refused or
-// truncated. So under MPICH a staged send hands the library the user's own datatype on a host
-// copy of the elements (the kHostSpan route), and plain MPICH peers always understand it.
-// MPICH 4.0's MPI_Isendrecv leaves its status empty (no count, source or tag), so a receive half
-// staged as packed bytes could not tell how many arrived: there the library receives the user's
-// own datatype on a host copy of the span too.
-#if defined(MPICH_VERSION)
-constexpr bool kHostSpanForStagedSends = true;
-constexpr bool kHostSpanForExchangeReceives = true;
-#else
-constexpr bool kHostSpanForStagedSends = false;
-constexpr bool kHostSpanForExchangeReceives = false;
-#endif
-
-// Open MPI 4 (ob1 over shared memory with a single-copy mechanism) copies the whole of a long
-// message into a contiguous receive buffer, past its end, when the message is longer than the
-// buffer; the library alone does so too, but only for contiguous receives, and a staged receive
-// of a derived datatype would be one. So there gddt describes N bytes of receive staging by a
-// datatype that leaves a hole after them: N bytes, a hole of one byte, one more byte. The
-// library then copies through its datatype engine, which stops at the end of the typemap, and
-// a message of N + 1 bytes, which the library takes without complaint, is gddt's to report as
-// truncated. Measured on Open MPI 4.1.4 over shared memory (gddt-bench-receive-hole), the holed
-// receive takes 0.84-1.51x the time of a contiguous one from 1 KiB to 4 MiB.
-#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION < 5
-constexpr bool kHoledReceiveStaging = true;
-#else
-constexpr bool kHoledReceiveStaging = false;
-#endif
-constexpr std::int64_t kHoleBytes = 2;  // the hole and the byte after it
-
-namespace holed {
-
-std::mutex mutex;
-std::unordered_map<int, MPI_Datatype>& types() {
-  static auto* map = new std::unordered_map<int, MPI_Datatype>;
-  return *map;
-}
-// Types of so many sizes are kept; beyond that all are freed and made anew (the library keeps
-// a type freed while a receive uses it until the receive completes).
-constexpr std::size_t kMostKept = 256;
-
-// With the mutex held.
-void free_all() {
-  for (auto& entry : types()) PMPI_Type_free(&entry.second);
-  types().clear();
+// The MPI error class of an operation's outcome, raised on `comm` unless it was before.
+int report(MPI_Comm comm, const protocol::Outcome& outcome) {
+  if (outcome.library_error != MPI_SUCCESS) return outcome.library_error;
+  return outcome.reported ? error_class(outcome.status) : raise(comm, outcome.status);
 }
 
-// The datatype of `bytes` bytes of holed receive staging (MPI_DATATYPE_NULL if the library
-// refuses to make one).
-MPI_Datatype of(int bytes) {
-  std::lock_guard<std::mutex> lock(mutex);
-  auto found = types().find(bytes);
-  if (found != types().end()) return found->second;
-  if (types().size() >= kMostKept) free_all();
-  const int lengths[] = {bytes, 1};
-  const MPI_Aint displacements[] = {0, static_cast<MPI_Aint>(bytes) + 1};
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  if (PMPI_Type_create_hindexed(2, lengths, displacements, MPI_BYTE, &type) != MPI_SUCCESS ||
-      PMPI_Type_commit(&type) != MPI_SUCCESS)
-    return MPI_DATATYPE_NULL;
-  types()[bytes] = type;
-  return type;
+int finish_reporting(Operation& operation, int error, const MPI_Status& status) {
+  return report(operation.comm, protocol::finish(operation, error, status));
 }
 
-void release() {
-  std::lock_guard<std::mutex> lock(mutex);
-  free_all();
-}
-
-}  // namespace holed
-
-// How a side's message travels where gddt stages it.
-enum class Staged {
-  kPacked,              // as packed bytes, unless the library must pack a send itself (above)
-  kExchangeReceive,     // the receive half of an MPI_Isendrecv (above)
-};
-
-// One side of a call as the MPI library will see it: the user's own arguments when the
-// message is forwarded, the staging otherwise.
-struct Side {
-  void* buffer = nullptr;
-  int count = 0;
-  MPI_Datatype datatype = MPI_DATATYPE_NULL;
-  std::unique_ptr<Operation> operation;  // null when forwarded
-};
-
-// Decides the route of one side and prepares its staging. Returns MPI_SUCCESS or the error
-// class raised on `comm`.
-// `cpu_copied`: the library copies the send data aside with the CPU (the buffered modes into
-// the attached buffer; Open MPI 5.0's MPI_Isendrecv_replace into a buffer of its own, which
-// crashes on device memory even for MPI_INT), so device data goes to it only as host staging.
-int prepare(Operation::Kind kind, bool cpu_copied, const void* buf, int count, MPI_Datatype datatype, int peer,
-            MPI_Comm comm, Side* side, Staged staged = Staged::kPacked) {
+// Checks the arguments of one side and hands it to the transports (protocol::stage). Returns
+// MPI_SUCCESS or the error class raised on `comm`.
+int prepare(const Call& call, const void* buf, int count, MPI_Datatype datatype, int peer, MPI_Comm comm, Side* side) {
   side->buffer = const_cast<void*>(buf);
   side->count = count;
   side->datatype = datatype;
   settle_passage();
-  // A receive of no bytes is staged too where contiguous receives overrun: a longer message
-  // must not be written past its buffer either.
-  const bool empty_receive_staged = kHoledReceiveStaging && kind == Operation::Kind::kReceive;
+  // A receive of no bytes is staged too where contiguous receives overrun: a longer message must
+  // not be written past its buffer either.
+  const bool empty_receive_staged = protocol::stages_empty_receives() && call.kind == Operation::Kind::kReceive;
   if (!(gpu::available() || host_through_gddt()) || peer == MPI_PROC_NULL || comm == MPI_COMM_NULL ||
       (count == 0 && !empty_receive_staged))
     return MPI_SUCCESS;
   if (count < 0) return raise(comm, GDDT_ERR_COUNT);
-  if (type::is_plain_named(datatype) && !host_through_gddt() && !cpu_copied && buf != nullptr) {
-    // The hot path of ordinary traffic: contiguous data the library can take as it is, from
-    // host memory always, from device memory when it is CUDA-aware.
+  if (type::is_plain_named(datatype) && !host_through_gddt() && !call.cpu_copied && buf != nullptr) {
+    // The hot path of ordinary traffic: contiguous data the library can take as it is, from host
+    // memory always, from device memory when it is CUDA-aware.
     if (library_cuda_aware() && protocol::device_route_forced() == protocol::Route::kForward) return MPI_SUCCESS;
     memory::Kind kind;
     if (classify_typed(datatype, buf, &kind) == GDDT_OK && !kind.is_device()) return MPI_SUCCESS;
@@ -195,92 +117,32 @@ int prepare(Operation::Kind kind, bool cpu_copied, const void* buf, int count, M
     status = classify_typed(datatype, first, &message.kind);
   }
   if (is_error(status)) return raise(comm, status);
-
-  protocol::Route route = protocol::choose_route(message, library_cuda_aware(), host_through_gddt());
-  if (cpu_copied && message.kind.is_device()) route = protocol::Route::kHostStaged;
-  if (kHostSpanForStagedSends && kind == Operation::Kind::kSend && route == protocol::Route::kHostStaged)
-    route = message.kind.is_device() ? protocol::Route::kHostSpan : protocol::Route::kForward;
-  if (kHostSpanForExchangeReceives && staged == Staged::kExchangeReceive &&
-      (route == protocol::Route::kHostStaged || route == protocol::Route::kDeviceStaged))
-    route = protocol::Route::kHostSpan;
-  if (route == protocol::Route::kForward) return MPI_SUCCESS;
-  if (message.bytes() > INT_MAX) {
-    GDDT_LOG(kError, "a message of %lld packed bytes exceeds what one MPI_PACKED message can carry",
-             static_cast<long long>(message.bytes()));
-    return raise(comm, GDDT_ERR_COUNT);
-  }
-  if (route == protocol::Route::kDeviceBytes) {
-    side->buffer = message.first_byte();
-    side->count = static_cast<int>(message.bytes());
-    side->datatype = MPI_PACKED;
-    return MPI_SUCCESS;
-  }
-  auto operation = std::make_unique<Operation>();
-  operation->kind = kind;
-  operation->route = route;
-  operation->message = message;
-  operation->comm = comm;
-  const bool library_packs = route == protocol::Route::kHostSpan;
-  const bool holed = kHoledReceiveStaging && kind == Operation::Kind::kReceive && !library_packs &&
-                     message.bytes() + kHoleBytes <= INT_MAX;
-  // An empty receive is described as one of a byte: a block of no bytes would leave a
-  // contiguous byte after the hole, which the library copies into as it would into any.
-  const std::int64_t holed_bytes = std::max<std::int64_t>(message.bytes(), 1);
-  status = operation->staging.acquire(&operation->route, message.kind.device,
-                                      library_packs ? message.span_bytes()
-                                      : holed       ? holed_bytes + kHoleBytes
-                                                    : message.bytes());
-  if (is_error(status)) return raise(comm, status);
-  GDDT_LOG(kDebug, "%s of %lld bytes (%s): %s", kind == Operation::Kind::kSend ? "send" : "receive",
-           static_cast<long long>(message.bytes()), gddt_memory_type_name(message.kind.type),
-           protocol::route_name(operation->route));
-  if (library_packs) {  // the library's own datatype on a host copy of the elements
-    side->buffer = static_cast<char*>(operation->staging.data()) - message.span_lb();
-    // The library writes the typemap of a receive there; the gaps go back as they were.
-    if (kind == Operation::Kind::kReceive) status = protocol::copy_span(message, operation->staging);
-    if (is_error(status)) return raise(comm, status);
-  } else {
-    side->buffer = operation->staging.data();
-    side->count = static_cast<int>(message.bytes());
-    side->datatype = MPI_PACKED;
-    if (holed) {
-      side->count = 1;
-      side->datatype = holed::of(static_cast<int>(holed_bytes));
-      if (side->datatype == MPI_DATATYPE_NULL) return raise(comm, GDDT_ERR_MPI);
-    }
-  }
-  side->operation = std::move(operation);
-  return MPI_SUCCESS;
+  return raise(comm, protocol::stage(message, call, comm, side));
 }
 
-int pack_outgoing(Operation& operation) {
-  if (operation.route == protocol::Route::kHostSpan)
-    return raise(operation.comm, protocol::copy_span(operation.message, operation.staging));
-  return raise(operation.comm, protocol::pack_message(operation.message, operation.staging, meanwhile_for(operation)));
-}
+int pack_outgoing(Operation& operation) { return raise(operation.comm, protocol::fill_outgoing(operation)); }
 
 // Readies a prepared send (`prepared`: what prepare() returned) that is posted as soon as this
 // returns: every held send starts before it, and its message is packed.
 int ready_to_post(int prepared, Side* side) {
-  deferred::before_blocking();
+  protocol::deferred::before_blocking();
   if (prepared != MPI_SUCCESS || !side->operation) return prepared;
   return pack_outgoing(*side->operation);
 }
 
 int prepare_send(bool cpu_copied, const void* buf, int count, MPI_Datatype datatype, int dest, MPI_Comm comm,
                  Side* side) {
-  return ready_to_post(prepare(Operation::Kind::kSend, cpu_copied, buf, count, datatype, dest, comm, side), side);
+  return ready_to_post(prepare(Call{Operation::Kind::kSend, cpu_copied}, buf, count, datatype, dest, comm, side), side);
 }
 
-// Queues the pack of a send where the GPU can be left running it (*stream is then the stream
-// to wait for); packs done otherwise are complete on return.
-int queue_outgoing(Operation& operation, gpu::Stream* stream) {
-  return raise(operation.comm,
-               protocol::queue_pack(operation.message, operation.staging, stream, meanwhile_for(operation)));
+// Queues the pack of a send where the GPU can be left running it (*stream is then the stream to
+// wait for); packs done otherwise are complete on return.
+int queue_outgoing_reporting(Operation& operation, gpu::Stream* stream) {
+  return raise(operation.comm, protocol::queue_outgoing(operation, stream));
 }
 
-// The persistent twin of a nonblocking send mode, which deferred starts create; null for the
-// modes that are not deferred.
+// The persistent twin of a nonblocking send mode, which deferred starts create; null for the modes
+// that are not deferred.
 RequestSend persistent_twin(RequestSend call) {
   if (call == PMPI_Isend) return PMPI_Send_init;
   if (call == PMPI_Issend) return PMPI_Ssend_init;
@@ -293,28 +155,21 @@ bool defer_sends() {
   return defer;
 }
 
-// Whether the pack of the operation's whole message is one launch, which it may share with
-// other messages' (deferred::enqueue_unpacked).
-bool packs_in_one_launch(const Operation& operation) {
-  return protocol::moves_in_one_launch(operation.message, operation.staging, operation.message.bytes());
-}
-
 // Whether the library's start of a persistent operation waits until its pack is done, as for
 // MPI_Isend (deferred.hpp).
 bool start_held(const Operation& operation) {
-  return operation.kind == Operation::Kind::kSend && defer_sends() &&
-         operation.route != protocol::Route::kHostSpan;
+  return operation.kind == Operation::Kind::kSend && defer_sends() && protocol::start_can_wait(operation);
 }
 
-// Queues the pack of a prepared nonblocking send and hands the user a persistent library
-// request of the staging, started once the pack is done (deferred.hpp). A send deep in a run
-// of them leaves its pack to share a launch with the next ones (deferred::joins_a_set).
+// Queues the pack of a prepared nonblocking send and hands the user a persistent library request of
+// the staging, started once the pack is done (deferred.hpp). A send deep in a run of them leaves
+// its pack to share a launch with the next ones (protocol::deferred::joins_a_set).
 int post_deferred(RequestSend init, Side& side, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   Operation& operation = *side.operation;
-  const bool in_set = deferred::joins_a_set() && packs_in_one_launch(operation);
+  const bool in_set = protocol::deferred::joins_a_set() && protocol::fills_in_one_launch(operation);
   gpu::Stream stream = nullptr;
   int rc = in_set ? raise(operation.comm, protocol::message_stream(operation.message, operation.staging, &stream))
-                  : queue_outgoing(operation, &stream);
+                  : queue_outgoing_reporting(operation, &stream);
   if (rc == MPI_SUCCESS) rc = init(side.buffer, side.count, side.datatype, dest, tag, comm, request);
   if (rc != MPI_SUCCESS) {
     if (stream != nullptr && !in_set) gpu::stream_synchronize(stream);  // the staging goes back to its pool
@@ -324,35 +179,35 @@ int post_deferred(RequestSend init, Side& side, int dest, int tag, MPI_Comm comm
   GDDT_LOG(kDebug, "send of %lld bytes starts once packed%s", static_cast<long long>(operation.message.bytes()),
            in_set ? " (with the next sends)" : "");
   Operation* queued = side.operation.get();
-  requests::add(*request, std::move(side.operation));
+  protocol::requests::add(*request, std::move(side.operation));
   if (in_set) {
-    deferred::enqueue_unpacked(*request, queued, stream);
+    protocol::deferred::enqueue_unpacked(*request, queued, stream);
   } else {
-    deferred::enqueue(*request, queued, stream);
+    protocol::deferred::enqueue(*request, queued, stream);
   }
   return MPI_SUCCESS;
 }
 
-// The completion work of a request of gddt's that the library reported complete with
-// `error`; `handle` is the request as it was before the library call freed it.
+// The completion work of a request of gddt's that the library reported complete with `error`;
+// `handle` is the request as it was before the library call freed it.
 int complete(MPI_Request handle, Operation* operation, int error, const MPI_Status& status) {
-  int rc = finish(*operation, error, status);
+  int rc = finish_reporting(*operation, error, status);
   if (operation->persistent) {
     operation->active = false;
     operation->finished = false;
-    requests::release(operation);
+    protocol::requests::release(operation);
   } else {
-    requests::take(handle, operation);
+    protocol::requests::take(handle, operation);
   }
   return rc;
 }
 
-// Puts a freshly posted operation behind its request. A send the library completed while
-// posting it is finished at once instead: libraries hand out one shared, already completed
-// request object for such sends (Open MPI's and MPICH's small ones), so its handle cannot name
-// the operation. Receives from a real peer always get a request of their own, and asking about
-// one would run the library's progress engine for every receive posted (2.5 us at the median
-// through UCX with 64 device transfers in flight, a third of the receiver's time at 1 MiB).
+// Puts a freshly posted operation behind its request. A send the library completed while posting it
+// is finished at once instead: libraries hand out one shared, already completed request object for
+// such sends (Open MPI's and MPICH's small ones), so its handle cannot name the operation. Receives
+// from a real peer always get a request of their own, and asking about one would run the library's
+// progress engine for every receive posted (2.5 us at the median through UCX with 64 device
+// transfers in flight, a third of the receiver's time at 1 MiB).
 int track(std::unique_ptr<Operation> operation, bool persistent, MPI_Request request) {
   operation->persistent = persistent;
   operation->active = !persistent;
@@ -360,9 +215,9 @@ int track(std::unique_ptr<Operation> operation, bool persistent, MPI_Request req
     int done = 0;
     MPI_Status status;
     int rc = PMPI_Request_get_status(request, &done, &status);
-    if (rc == MPI_SUCCESS && done) return finish(*operation, rc, status);
+    if (rc == MPI_SUCCESS && done) return finish_reporting(*operation, rc, status);
   }
-  requests::add(request, std::move(operation));
+  protocol::requests::add(request, std::move(operation));
   return MPI_SUCCESS;
 }
 
@@ -374,16 +229,16 @@ struct Snapshot {
   bool any = false;
   // No array (an erroneous call) gives an empty snapshot: the library reports it.
   Snapshot(int count, MPI_Request requests[]) : user(requests) {
-    if (!requests::any() || count <= 0 || requests == nullptr) return;
+    if (!protocol::requests::any() || count <= 0 || requests == nullptr) return;
     handles.assign(requests, requests + count);
     operations.resize(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) {
-      operations[i] = requests::claim(handles[i]);
+      operations[i] = protocol::requests::claim(handles[i]);
       any = any || (operations[i] != nullptr && operations[i]->active);
     }
   }
   ~Snapshot() {
-    for (Operation* operation : operations) requests::release(operation);
+    for (Operation* operation : operations) protocol::requests::release(operation);
   }
   Operation* at(int i) const { return operations.empty() ? nullptr : operations[static_cast<std::size_t>(i)]; }
   Snapshot(const Snapshot&) = delete;
@@ -406,10 +261,10 @@ struct Snapshot {
     if (rc != MPI_SUCCESS) status->MPI_ERROR = rc;
     return rc;
   }
-  // Entry i's request, freed by the library without completing it (requests::abandon).
+  // Entry i's request, freed by the library without completing it (protocol::requests::abandon).
   void abandon_at(int i) {
     Operation* operation = remove_at(i);
-    if (operation != nullptr) requests::abandon(handles[static_cast<std::size_t>(i)], operation);
+    if (operation != nullptr) protocol::requests::abandon(handles[static_cast<std::size_t>(i)], operation);
   }
 };
 
@@ -431,8 +286,8 @@ int complete_all(Snapshot& snap, int count, int rc, MPI_Status* statuses) {
   for (int i = 0; i < count; ++i) {
     int error = rc == MPI_ERR_IN_STATUS ? statuses[i].MPI_ERROR : rc;
     if (error == MPI_ERR_PENDING) {
-      // Left active for a later call, unless the library freed it anyway (Open MPI 5 + UCX
-      // after a truncation in the same call): then its operation must go too.
+      // Left active for a later call, unless the library freed it anyway (Open MPI 5 + UCX after a
+      // truncation in the same call): then its operation must go too.
       if (snap.user[i] == MPI_REQUEST_NULL) snap.abandon_at(i);
       continue;
     }
@@ -452,15 +307,15 @@ int complete_some(Snapshot& snap, int rc, int outcount, const int indices[], MPI
   return result;
 }
 
-// Unpacks the device receives of a Waitall as they arrive, so that the GPU unpacks earlier
-// messages while the library still moves later ones; the library's Waitall then only collects
-// them. MPI_Request_get_status drives progress without freeing the requests, so errors and
-// statuses still come from that Waitall. Receives complete mostly in the order they were
-// posted, so it waits for the oldest one not yet unpacked, then asks once about each following
-// one, and unpacks those that have arrived too together (up to pack::kSetMost a launch, with
-// GDDT_PACK_SETS): asking about every one each pass costs the square of their number in
-// library calls, each of which runs the progress engine (several microseconds each with many
-// device transfers in flight), and a launch per message costs the host as much again.
+// Unpacks the device receives of a Waitall as they arrive, so that the GPU unpacks earlier messages
+// while the library still moves later ones; the library's Waitall then only collects them.
+// MPI_Request_get_status drives progress without freeing the requests, so errors and statuses still
+// come from that Waitall. Receives complete mostly in the order they were posted, so it waits for
+// the oldest one not yet unpacked, then asks once about each following one, and unpacks those that
+// have arrived too together (up to pack::kSetMost a launch, with GDDT_PACK_SETS): asking about
+// every one each pass costs the square of their number in library calls, each of which runs the
+// progress engine (several microseconds each with many device transfers in flight), and a launch
+// per message costs the host as much again.
 void unpack_as_they_arrive(Snapshot& snap, int count) {
   std::vector<int> waiting;
   for (int i = 0; i < count; ++i) {
@@ -471,7 +326,7 @@ void unpack_as_they_arrive(Snapshot& snap, int count) {
     }
   }
   if (waiting.size() < 2) return;
-  const std::size_t most = deferred::sets_enabled() ? pack::kSetMost : 1;
+  const std::size_t most = protocol::deferred::sets_enabled() ? pack::kSetMost : 1;
   std::vector<gpu::Stream> queued;
   std::vector<Operation*> arrived;
   std::vector<MPI_Status> statuses;
@@ -501,19 +356,18 @@ MPI_Status* status_or_local(MPI_Status* status, MPI_Status* local) {
 }
 
 // The Sendrecv of two prepared sides, then the receive's completion work.
-int exchange(Side& out, Side& in, int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
-             MPI_Status* status) {
+int exchange(Side& out, Side& in, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   MPI_Status local;
   MPI_Status* st = in.operation ? status_or_local(status, &local) : status;
-  int rc = PMPI_Sendrecv(out.buffer, out.count, out.datatype, dest, sendtag, in.buffer, in.count, in.datatype,
-                         source, recvtag, comm, st);
+  int rc = PMPI_Sendrecv(out.buffer, out.count, out.datatype, dest, sendtag, in.buffer, in.count, in.datatype, source,
+                         recvtag, comm, st);
   if (!in.operation) return rc;
-  int done = finish(*in.operation, rc, *st);
+  int done = finish_reporting(*in.operation, rc, *st);
   return rc != MPI_SUCCESS ? rc : done;
 }
 
-// Matched probes hand out message handles that carry no communicator, but an error in the
-// MPI_Mrecv of one is raised on the communicator it was probed on.
+// Matched probes hand out message handles that carry no communicator, but an error in the MPI_Mrecv
+// of one is raised on the communicator it was probed on.
 namespace messages {
 
 std::mutex mutex;
@@ -551,7 +405,7 @@ int prepare_matched(void* buf, int count, MPI_Datatype datatype, const MPI_Messa
     side->datatype = datatype;
     return MPI_SUCCESS;
   }
-  int rc = prepare(Operation::Kind::kReceive, false, buf, count, datatype, 0, messages::comm_of(*message), side);
+  int rc = prepare(Call{Operation::Kind::kReceive}, buf, count, datatype, 0, messages::comm_of(*message), side);
   if (rc == MPI_SUCCESS) messages::forget(*message);
   return rc;
 }
@@ -567,11 +421,11 @@ int send(BlockingSend call, bool buffered, const void* buf, int count, MPI_Datat
   return call(side.buffer, side.count, side.datatype, dest, tag, comm);
 }
 
-int isend(RequestSend call, bool buffered, bool persistent, const void* buf, int count, MPI_Datatype datatype,
-          int dest, int tag, MPI_Comm comm, MPI_Request* request) {
-  deferred::advance_in_run();
+int isend(RequestSend call, bool buffered, bool persistent, const void* buf, int count, MPI_Datatype datatype, int dest,
+          int tag, MPI_Comm comm, MPI_Request* request) {
+  protocol::deferred::advance_in_run();
   Side side;
-  int rc = prepare(Operation::Kind::kSend, buffered, buf, count, datatype, dest, comm, &side);
+  int rc = prepare(Call{Operation::Kind::kSend, buffered}, buf, count, datatype, dest, comm, &side);
   if (!persistent) {
     // Persistent sends are only created here; MPI_Start posts them.
     RequestSend init = persistent_twin(call);
@@ -586,8 +440,8 @@ int isend(RequestSend call, bool buffered, bool persistent, const void* buf, int
 }
 
 // A blocking receive of a message small enough for the resident kernel asks whether the legacy
-// default stream is idle before it waits for the message: the unpack then need not ask after
-// the message arrives. Work queued later may not touch the receive buffer until the call returns.
+// default stream is idle before it waits for the message: the unpack then need not ask after the
+// message arrives. Work queued later may not touch the receive buffer until the call returns.
 void check_order_before_waiting(Operation& operation) {
   const protocol::Message& message = operation.message;
   if (!message.kind.is_device() || !pack::resident_may_take(message.bytes())) return;
@@ -599,22 +453,22 @@ void check_order_before_waiting(Operation& operation) {
 int recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status* status) {
   const BlockingCall blocking;
   Side side;
-  int rc = prepare(Operation::Kind::kReceive, false, buf, count, datatype, source, comm, &side);
+  int rc = prepare(Call{Operation::Kind::kReceive}, buf, count, datatype, source, comm, &side);
   if (rc != MPI_SUCCESS) return rc;
   if (!side.operation) return PMPI_Recv(side.buffer, side.count, side.datatype, source, tag, comm, status);
   check_order_before_waiting(*side.operation);
   MPI_Status local;
   MPI_Status* st = status_or_local(status, &local);
   rc = PMPI_Recv(side.buffer, side.count, side.datatype, source, tag, comm, st);
-  int done = finish(*side.operation, rc, *st);
+  int done = finish_reporting(*side.operation, rc, *st);
   return rc != MPI_SUCCESS ? rc : done;
 }
 
 int irecv(bool persistent, void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
           MPI_Request* request) {
-  deferred::advance();
+  protocol::deferred::advance();
   Side side;
-  int rc = prepare(Operation::Kind::kReceive, false, buf, count, datatype, source, comm, &side);
+  int rc = prepare(Call{Operation::Kind::kReceive}, buf, count, datatype, source, comm, &side);
   if (rc != MPI_SUCCESS) return rc;
   auto post = persistent ? PMPI_Recv_init : PMPI_Irecv;
   rc = post(side.buffer, side.count, side.datatype, source, tag, comm, request);
@@ -627,7 +481,7 @@ int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest
   const BlockingCall blocking;
   Side out, in;
   int rc = prepare_send(false, sendbuf, sendcount, sendtype, dest, comm, &out);
-  if (rc == MPI_SUCCESS) rc = prepare(Operation::Kind::kReceive, false, recvbuf, recvcount, recvtype, source, comm, &in);
+  if (rc == MPI_SUCCESS) rc = prepare(Call{Operation::Kind::kReceive}, recvbuf, recvcount, recvtype, source, comm, &in);
   if (rc != MPI_SUCCESS) return rc;
   return exchange(out, in, dest, sendtag, source, recvtag, comm, status);
 }
@@ -637,12 +491,12 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int 
   const BlockingCall blocking;
   Side out, in;
   int rc = prepare_send(false, buf, count, datatype, dest, comm, &out);
-  if (rc == MPI_SUCCESS) rc = prepare(Operation::Kind::kReceive, false, buf, count, datatype, source, comm, &in);
+  if (rc == MPI_SUCCESS) rc = prepare(Call{Operation::Kind::kReceive}, buf, count, datatype, source, comm, &in);
   if (rc != MPI_SUCCESS) return rc;
   if (!out.operation && !in.operation)  // both sides are the same bytes, as the library sees them
     return PMPI_Sendrecv_replace(out.buffer, out.count, out.datatype, dest, sendtag, source, recvtag, comm, status);
-  // One side is staged, so the two buffers the library sees differ and a plain Sendrecv
-  // serves; the unpack into `buf` comes after the send has read it.
+  // One side is staged, so the two buffers the library sees differ and a plain Sendrecv serves; the
+  // unpack into `buf` comes after the send has read it.
   return exchange(out, in, dest, sendtag, source, recvtag, comm, status);
 }
 
@@ -650,8 +504,8 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int 
 
 namespace {
 
-// The library's one request of both halves of an MPI_Isendrecv: the receive's operation, if it
-// has one, carries the send's along.
+// The library's one request of both halves of an MPI_Isendrecv: the receive's operation, if it has
+// one, carries the send's along.
 int track_exchange(Side& out, Side& in, MPI_Request request) {
   if (in.operation) {
     in.operation->outgoing = std::move(out.operation);
@@ -668,8 +522,7 @@ int isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int des
   Side out, in;
   int rc = prepare_send(false, sendbuf, sendcount, sendtype, dest, comm, &out);
   if (rc == MPI_SUCCESS)
-    rc = prepare(Operation::Kind::kReceive, false, recvbuf, recvcount, recvtype, source, comm, &in,
-                 Staged::kExchangeReceive);
+    rc = prepare(Call{Operation::Kind::kReceive, false, true}, recvbuf, recvcount, recvtype, source, comm, &in);
   if (rc != MPI_SUCCESS) return rc;
   rc = PMPI_Isendrecv(out.buffer, out.count, out.datatype, dest, sendtag, in.buffer, in.count, in.datatype, source,
                       recvtag, comm, request);
@@ -682,11 +535,10 @@ int isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int
   Side out, in;
   int rc = prepare_send(true, buf, count, datatype, dest, comm, &out);
   if (rc == MPI_SUCCESS)
-    rc = prepare(Operation::Kind::kReceive, false, buf, count, datatype, source, comm, &in, Staged::kExchangeReceive);
+    rc = prepare(Call{Operation::Kind::kReceive, false, true}, buf, count, datatype, source, comm, &in);
   if (rc != MPI_SUCCESS) return rc;
   if (!out.operation && !in.operation)  // both sides are the same bytes, as the library sees them
-    return PMPI_Isendrecv_replace(out.buffer, out.count, out.datatype, dest, sendtag, source, recvtag, comm,
-                                  request);
+    return PMPI_Isendrecv_replace(out.buffer, out.count, out.datatype, dest, sendtag, source, recvtag, comm, request);
   // As in sendrecv_replace: the unpack into `buf` comes once the request has completed.
   rc = PMPI_Isendrecv(out.buffer, out.count, out.datatype, dest, sendtag, in.buffer, in.count, in.datatype, source,
                       recvtag, comm, request);
@@ -705,12 +557,12 @@ int mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI
   MPI_Status local;
   MPI_Status* st = status_or_local(status, &local);
   rc = PMPI_Mrecv(side.buffer, side.count, side.datatype, message, st);
-  int done = finish(*side.operation, rc, *st);
+  int done = finish_reporting(*side.operation, rc, *st);
   return rc != MPI_SUCCESS ? rc : done;
 }
 
 int imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request) {
-  deferred::advance();
+  protocol::deferred::advance();
   Side side;
   int rc = prepare_matched(buf, count, datatype, message, &side);
   if (rc != MPI_SUCCESS) return rc;
@@ -728,60 +580,61 @@ int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status*
 }
 
 int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
-  deferred::advance();
+  protocol::deferred::advance();
   int rc = PMPI_Improbe(source, tag, comm, flag, message, status);
   if (rc == MPI_SUCCESS && *flag) messages::remember(*message, comm);
   return rc;
 }
 
-// Starts a persistent request. A send of gddt's is packed first (the user may have changed
-// the buffer since the last start); where the pack can be left running on the GPU, the
-// library's start is held until it is done, as for MPI_Isend (deferred.hpp).
+// Starts a persistent request. A send of gddt's is packed first (the user may have changed the
+// buffer since the last start); where the pack can be left running on the GPU, the library's start
+// is held until it is done, as for MPI_Isend (deferred.hpp).
 int start_one(MPI_Request* request, Operation* operation) {
   if (operation == nullptr) return PMPI_Start(request);
   const bool held = start_held(*operation);
   gpu::Stream stream = nullptr;
   if (operation->kind == Operation::Kind::kSend) {
-    int rc = held ? queue_outgoing(*operation, &stream) : pack_outgoing(*operation);
+    int rc = held ? queue_outgoing_reporting(*operation, &stream) : pack_outgoing(*operation);
     if (rc != MPI_SUCCESS) return rc;
   }
   operation->active = true;
   operation->finished = false;
   if (!held) return PMPI_Start(request);
-  deferred::enqueue(*request, operation, stream);
+  protocol::deferred::enqueue(*request, operation, stream);
   return MPI_SUCCESS;
 }
 
 int start(MPI_Request* request) {
-  deferred::before_blocking();  // sends start in call order
+  protocol::deferred::before_blocking();  // sends start in call order
   Snapshot snap(1, request);
   return start_one(request, snap.at(0));
 }
 
 namespace {
 
-// A persistent send of MPI_Startall whose pack is one launch leaves it to share a launch with
-// the others' (deferred::enqueue_unpacked), as a run of MPI_Isend does: a halo exchange of six
-// faces packs in one launch instead of six.
+// A persistent send of MPI_Startall whose pack is one launch leaves it to share a launch with the
+// others' (protocol::deferred::enqueue_unpacked), as a run of MPI_Isend does: a halo exchange of
+// six faces packs in one launch instead of six.
 int start_in_set(MPI_Request* request, Operation* operation) {
   gpu::Stream stream = nullptr;
   int rc = raise(operation->comm, protocol::message_stream(operation->message, operation->staging, &stream));
   if (rc != MPI_SUCCESS) return rc;
   operation->active = true;
   operation->finished = false;
-  deferred::enqueue_unpacked(*request, operation, stream);
+  protocol::deferred::enqueue_unpacked(*request, operation, stream);
   return MPI_SUCCESS;
 }
 
 bool joins_startall_set(const Operation* operation) {
-  return deferred::sets_enabled() && operation != nullptr && start_held(*operation) && packs_in_one_launch(*operation);
+  return protocol::deferred::sets_enabled() && operation != nullptr && start_held(*operation) &&
+         protocol::fills_in_one_launch(*operation);
 }
 
 }  // namespace
 
 // MPI_Startall starts its requests in no particular order: in array order serves.
 int startall(int count, MPI_Request requests[]) {
-  deferred::before_blocking();
+  protocol::deferred::before_blocking();
   Snapshot snap(count, requests);
   const bool none_of_ours =
       std::all_of(snap.operations.begin(), snap.operations.end(), [](Operation* op) { return op == nullptr; });
@@ -794,18 +647,18 @@ int startall(int count, MPI_Request requests[]) {
     rc = in_set ? start_in_set(&requests[i], operation) : start_one(&requests[i], operation);
     in_sets = in_sets || in_set;
   }
-  if (in_sets) deferred::advance();  // queues the packs still waiting for their set to fill
+  if (in_sets) protocol::deferred::advance();  // queues the packs still waiting for their set to fill
   return rc;
 }
 
 namespace {
 
-// Every completion call starts the queued sends first: one of them may be among its requests,
-// and the library would take a persistent request that is not started for a completed one.
-// Requests the user freed are finished before and after it (BlockingCall).
+// Every completion call starts the queued sends first: one of them may be among its requests, and
+// the library would take a persistent request that is not started for a completed one. Requests the
+// user freed are finished before and after it (BlockingCall).
 class Completing : public BlockingCall {
  public:
-  Completing() { requests::progress_detached(); }
+  Completing() { protocol::requests::progress_detached(); }
 };
 
 }  // namespace
@@ -904,7 +757,7 @@ int testsome(int incount, MPI_Request requests[], int* outcount, int indices[], 
 }
 
 int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
-  deferred::before_blocking();
+  protocol::deferred::before_blocking();
   Snapshot snap(1, &request);
   if (!snap.any) return PMPI_Request_get_status(request, flag, status);
   MPI_Status local;
@@ -912,19 +765,19 @@ int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   int rc = PMPI_Request_get_status(request, flag, st);
   if (flag == nullptr || !*flag) return rc;
   // The request stays allocated: unpack now (the user may read the buffer) and only once.
-  int done = finish(*snap.at(0), rc, *st);
+  int done = finish_reporting(*snap.at(0), rc, *st);
   return rc != MPI_SUCCESS ? rc : done;
 }
 
 int request_free(MPI_Request* request) {
-  deferred::before_blocking();
-  Operation* operation = request != nullptr ? requests::claim(*request) : nullptr;
+  protocol::deferred::before_blocking();
+  Operation* operation = request != nullptr ? protocol::requests::claim(*request) : nullptr;
   if (operation == nullptr) return PMPI_Request_free(request);
   const MPI_Request handle = *request;
-  auto owned = requests::take(handle, operation);
+  auto owned = protocol::requests::take(handle, operation);
   if (owned->persistent && !owned->active) return PMPI_Request_free(request);
   owned->claimed = false;
-  requests::detach(handle, std::move(owned));
+  protocol::requests::detach(handle, std::move(owned));
   *request = MPI_REQUEST_NULL;
   return MPI_SUCCESS;
 }
@@ -935,20 +788,20 @@ int probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
 }
 
 int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
-  deferred::advance();
+  protocol::deferred::advance();
   return PMPI_Iprobe(source, tag, comm, flag, status);
 }
 
 int cancel(MPI_Request* request) {
-  deferred::before_blocking();  // the library cancels only requests it has started
+  protocol::deferred::before_blocking();  // the library cancels only requests it has started
   return PMPI_Cancel(request);
 }
 
 void finalize() {
-  deferred::start_all();
-  requests::drain_detached();
-  deferred::release();
-  holed::release();
+  protocol::deferred::start_all();
+  protocol::requests::drain_detached();
+  protocol::deferred::release();
+  protocol::release_transports();
 }
 
 }  // namespace gddt::mpi::p2p

@@ -11,7 +11,7 @@
 #include <atomic>
 
 #include "core/memory.hpp"
-#include "mpi/deferred.hpp"
+#include "protocol/deferred.hpp"
 #include "type/datatype.hpp"
 
 namespace gddt::mpi::p2p {
@@ -31,7 +31,7 @@ extern std::atomic<Passage> passage;
 // the call goes to the library as it is. False sends it the long way, which decides the same
 // for everything this does not recognise at a glance.
 inline bool passes_through(const void* buf, int count, MPI_Datatype datatype) {
-  if (deferred::any()) return false;  // queued sends are started first
+  if (protocol::deferred::any()) return false;  // queued sends are started first
   switch (passage.load(std::memory_order_relaxed)) {
     case Passage::kAll: return true;
     case Passage::kPlainTypes: return count > 0 && buf != nullptr && type::is_plain_named(datatype);

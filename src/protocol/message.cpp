@@ -2,7 +2,6 @@
 
 #include <vector>
 
-#include "core/config.hpp"
 #include "protocol/transfer.hpp"
 
 namespace gddt::protocol {
@@ -21,45 +20,11 @@ pack::Window whole(const Message& message, std::int64_t bytes) {
 
 }  // namespace
 
-const char* route_name(Route route) {
-  switch (route) {
-    case Route::kForward: return "forward";
-    case Route::kDeviceBytes: return "device-bytes";
-    case Route::kDeviceStaged: return "device-staged";
-    case Route::kHostStaged: return "host-staged";
-    case Route::kHostSpan: return "host-span";
-  }
-  return "?";
-}
-
 // One block starting at the lower bound, with no room around it, so `count` elements are
 // one run of bytes.
 bool Message::contiguous() const {
   return layout->shape == type::Shape::kContiguous && layout->extent == layout->size &&
          layout->pieces[0].offset == layout->lb;
-}
-
-Route device_route_forced() {
-  static const Route forced = [] {
-    const std::string& setting = config::settings().protocol;
-    if (setting == "host") return Route::kHostStaged;
-    if (setting == "device") return Route::kDeviceStaged;
-    return Route::kForward;
-  }();
-  return forced;
-}
-
-Route choose_route(const Message& message, bool mpi_cuda_aware, bool host_through_gddt) {
-  if (!message.kind.is_device()) return host_through_gddt ? Route::kHostStaged : Route::kForward;
-  if (device_route_forced() != Route::kForward) return device_route_forced();
-  if (!mpi_cuda_aware) return Route::kHostStaged;
-  // Never the user's datatype: a CUDA-aware library packs derived types with the CPU, even
-  // ones gddt finds contiguous (Open MPI 5 + UCX crashed on such structs and resized types).
-  if (message.contiguous()) return Route::kDeviceBytes;
-  // A CUDA-aware library's device path costs more per message than a host one; small
-  // messages save more there than a GPU-to-host copy costs them.
-  const auto small = static_cast<std::int64_t>(config::settings().device_staging_min);
-  return message.bytes() < small ? Route::kHostStaged : Route::kDeviceStaged;
 }
 
 Status Staging::acquire(Route* route, int device, std::int64_t bytes) {

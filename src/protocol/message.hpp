@@ -14,6 +14,7 @@
 
 namespace gddt::protocol {
 
+// How one side of a call reaches the MPI library: a row of the transport table (transport.hpp).
 enum class Route {
   kForward,       // the user's buffer and datatype go to the MPI library unchanged (host memory)
   kDeviceBytes,   // contiguous device data: its bytes go to a CUDA-aware library in place, as MPI_PACKED
@@ -22,8 +23,6 @@ enum class Route {
   kHostSpan,      // the typed span copied to host staging, gaps included; the library packs or
                   // unpacks the user's own datatype there
 };
-
-const char* route_name(Route route);
 
 // A user buffer described by `count` elements of a datatype.
 struct Message {
@@ -40,14 +39,6 @@ struct Message {
   std::int64_t span_lb() const { return layout->span_lb(count); }
   std::int64_t span_bytes() const { return layout->span_ub(count) - span_lb(); }
 };
-
-// Chooses the route of a message. `mpi_cuda_aware`: the library accepts device pointers.
-// `host_through_gddt`: host messages are staged too (GDDT_P2P_HOST=gddt). GDDT_PROTOCOL
-// overrides the choice for device messages.
-Route choose_route(const Message& message, bool mpi_cuda_aware, bool host_through_gddt);
-
-// The route GDDT_PROTOCOL forces on device messages; kForward when it is "auto".
-Route device_route_forced();
 
 // The packed bytes of one message, in device scratch, pinned host memory or, when the pinned
 // pool is exhausted, ordinary host memory.

@@ -1,4 +1,4 @@
-#include "mpi/requests.hpp"
+#include "protocol/requests.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "mpi/errors.hpp"
+#include "protocol/transport.hpp"
 
-namespace gddt::mpi {
+namespace gddt::protocol {
 namespace {
 
 // Open MPI's handles are pointers, MPICH's integers: the bits are the key either way.
@@ -137,7 +137,9 @@ void drain_detached() {
 void abandon(MPI_Request request, const Operation* operation) {
   std::unique_ptr<Operation> taken = take(request, operation);
   if (!taken) return;
-  GDDT_LOG(kWarn, "the MPI library freed a request it reported pending (MPI_ERR_PENDING): its message is lost");
+  GDDT_LOG(kWarn,
+           "the MPI library freed a request it reported pending "
+           "(MPI_ERR_PENDING): its message is lost");
   Table& t = table();
   std::lock_guard<std::mutex> lock(t.mutex);
   t.abandoned.push_back(std::move(taken));
@@ -165,49 +167,35 @@ gpu::WhileWaiting meanwhile_for(Operation& operation) {
 
 namespace {
 
-// The bookkeeping part of finish(): marks the operation finished and says whether it is a
-// receive with bytes to unpack (*received of them).
-bool takes_unpack(Operation& operation, int error, const MPI_Status& status, int* received) {
+// The bookkeeping part of finish(): marks the operation finished and says whether it is a receive
+// with bytes to move into the user's buffer (*received of them).
+bool takes_incoming(Operation& operation, int error, const MPI_Status& status, int* received) {
   operation.finished = true;
-  operation.early_result = MPI_SUCCESS;
+  operation.early = Outcome{};
+  if (error != MPI_SUCCESS) operation.early.library_error = error;
   if (operation.kind != Operation::Kind::kReceive || error != MPI_SUCCESS) return false;
   int cancelled = 0;
   PMPI_Test_cancelled(&status, &cancelled);
   if (cancelled) return false;
-  if (operation.route == protocol::Route::kHostSpan) {  // the library wrote the typemap itself
-    *received = 0;
-    return true;
-  }
+  *received = 0;
+  if (!counts_packed_bytes(operation)) return true;  // the library wrote the typemap itself
   PMPI_Get_count(&status, MPI_PACKED, received);
-  // A longer message than the receive holds was truncated: the library reports
-  // MPI_ERR_TRUNCATE through the request (calls like MPI_Request_get_status do not), except
-  // for the one byte more that holed staging takes (p2p.cpp), which gddt reports. The receive
-  // buffer's contents are undefined then, so nothing is unpacked.
+  // A longer message than the receive holds was truncated: the library reports MPI_ERR_TRUNCATE
+  // through the request (calls like MPI_Request_get_status do not), except for the one byte more
+  // that holed staging takes (transport.cpp), which gddt reports. The receive buffer's contents are
+  // undefined then, so nothing is unpacked.
   if (*received > operation.message.bytes()) {
-    operation.early_result = raise(operation.comm, GDDT_ERR_TRUNCATE);
+    operation.early.status = GDDT_ERR_TRUNCATE;
     return false;
   }
   return *received > 0;
 }
 
-// Unpacks `received` bytes of a finished receive; with `queued_on` the GPU work is only queued
-// on a stream, otherwise the unpack waits itself.
-int unpack_received(Operation& operation, int received, gpu::Stream* queued_on) {
-  if (operation.route == protocol::Route::kHostSpan) {
-    operation.early_result = raise(operation.comm, protocol::copy_span_back(operation.message, operation.staging));
-    return operation.early_result;
-  }
-  gpu::Stream stream = nullptr;
-  Status unpacked =
-      queued_on != nullptr ? protocol::message_stream(operation.message, operation.staging, &stream) : GDDT_OK;
-  if (!is_error(unpacked)) {
-    unpacked =
-        protocol::unpack_message(operation.message, operation.staging, received, stream, meanwhile_for(operation),
-                                 operation.ordering);
-  }
-  if (!is_error(unpacked) && queued_on != nullptr) *queued_on = stream;
-  operation.early_result = raise(operation.comm, unpacked);
-  return operation.early_result;
+// The outcome kept for the user, marked reported once handed out.
+Outcome hand_out(Operation& operation) {
+  Outcome outcome = operation.early;
+  operation.early.reported = true;
+  return outcome;
 }
 
 void note_stream(gpu::Stream stream, std::vector<gpu::Stream>* streams) {
@@ -217,23 +205,24 @@ void note_stream(gpu::Stream stream, std::vector<gpu::Stream>* streams) {
 
 }  // namespace
 
-int finish(Operation& operation, int error, const MPI_Status& status, gpu::Stream* queued_on) {
+Outcome finish(Operation& operation, int error, const MPI_Status& status, gpu::Stream* queued_on) {
   if (queued_on != nullptr) *queued_on = nullptr;
-  if (operation.finished) return operation.early_result;
+  if (operation.finished) return hand_out(operation);
   int received = 0;
-  if (!takes_unpack(operation, error, status, &received)) return operation.early_result;
-  return unpack_received(operation, received, queued_on);
+  if (takes_incoming(operation, error, status, &received))
+    operation.early.status = empty_incoming(operation, received, queued_on);
+  return hand_out(operation);
 }
 
 void finish_receives(Operation* const* operations, const MPI_Status* statuses, int count,
                      std::vector<gpu::Stream>* queued) {
-  std::vector<protocol::MessageMove> moves;
+  std::vector<MessageMove> moves;
   std::vector<Operation*> members;
   gpu::Stream set_stream = nullptr;
   auto queue_set = [&] {
     if (members.empty()) return;
-    const Status status = protocol::queue_unpacks(moves.data(), static_cast<int>(moves.size()), set_stream);
-    for (Operation* operation : members) operation->early_result = raise(operation->comm, status);
+    const Status status = queue_unpacks(moves.data(), static_cast<int>(moves.size()), set_stream);
+    for (Operation* operation : members) operation->early.status = status;
     if (!is_error(status)) note_stream(set_stream, queued);
     moves.clear();
     members.clear();
@@ -242,13 +231,12 @@ void finish_receives(Operation* const* operations, const MPI_Status* statuses, i
     Operation& operation = *operations[i];
     if (operation.finished) continue;
     int received = 0;
-    if (!takes_unpack(operation, MPI_SUCCESS, statuses[i], &received)) continue;
+    if (!takes_incoming(operation, MPI_SUCCESS, statuses[i], &received)) continue;
     gpu::Stream stream = nullptr;
-    if (operation.route == protocol::Route::kHostSpan ||
-        !protocol::moves_in_one_launch(operation.message, operation.staging, received) ||
-        is_error(protocol::message_stream(operation.message, operation.staging, &stream))) {
+    if (!empties_in_one_launch(operation, received) ||
+        is_error(message_stream(operation.message, operation.staging, &stream))) {
       gpu::Stream alone = nullptr;
-      unpack_received(operation, received, &alone);
+      operation.early.status = empty_incoming(operation, received, &alone);
       note_stream(alone, queued);
       continue;
     }
@@ -262,4 +250,4 @@ void finish_receives(Operation* const* operations, const MPI_Status* statuses, i
   queue_set();
 }
 
-}  // namespace gddt::mpi
+}  // namespace gddt::protocol

@@ -1,15 +1,14 @@
-#include "mpi/deferred.hpp"
+#include "protocol/deferred.hpp"
 
 #include <deque>
 #include <mutex>
 #include <vector>
 
 #include "core/config.hpp"
-#include "mpi/errors.hpp"
-#include "mpi/requests.hpp"
 #include "pack/backend.hpp"
+#include "protocol/requests.hpp"
 
-namespace gddt::mpi::deferred {
+namespace gddt::protocol::deferred {
 
 std::atomic<int> detail::queued{0};
 
@@ -18,24 +17,24 @@ namespace {
 struct Queued {
   MPI_Request request = MPI_REQUEST_NULL;
   Operation* operation = nullptr;
-  // Recorded after the pack; null when the pack was done on return, or when it was part of a
-  // set whose first send (earlier in the queue, so started first) holds the set's event.
+  // Recorded after the pack; null when the pack was done on return, or when it was part of a set
+  // whose first send (earlier in the queue, so started first) holds the set's event.
   gpu::Event packed = nullptr;
-  bool packed_seen_done = false;  // a query found `packed` complete: no need to wait for it
-  std::uint64_t set = 0;          // the set of packs this send's was queued with (0: none)
-  Status outcome = GDDT_OK;       // of a pack waited for when it was queued, or of queuing it
+  bool packed_seen_done = false;        // a query found `packed` complete: no need to wait for it
+  std::uint64_t set = 0;                // the set of packs this send's was queued with (0: none)
+  Status outcome = GDDT_OK;             // of a pack waited for when it was queued, or of queuing it
   gpu::Stream pack_waits_on = nullptr;  // set while the pack itself waits to be queued there
 };
 
 struct Queue {
-  std::mutex mutex;  // guards sends, spare_events, waiting_packs, run, sets and the sends' fields
+  std::mutex mutex;          // guards sends, spare_events, waiting_packs, run, sets and the sends' fields
   std::deque<Queued> sends;  // pointers to its elements stay valid while q.starting is held
   std::vector<gpu::Event> spare_events;
-  int waiting_packs = 0;  // sends whose packs are not queued yet
-  int run = 0;  // sends queued since a call other than a nonblocking send found sends queued
+  int waiting_packs = 0;   // sends whose packs are not queued yet
+  int run = 0;             // sends queued since a call other than a nonblocking send found sends queued
   std::uint64_t sets = 0;  // sets of packs queued so far
-  // Held while sends are started, so that they start in call order even when several threads
-  // start them, and so that a thread that sees queued sends waits for them to be posted.
+  // Held while sends are started, so that they start in call order even when several threads start
+  // them, and so that a thread that sees queued sends waits for them to be posted.
   std::mutex starting;
 };
 
@@ -63,8 +62,8 @@ void give_event(Queue& q, gpu::Event event) {
   q.spare_events.push_back(event);
 }
 
-// The sends after the first of a set have no event of their own: when waiting for the set's
-// event fails, so do they.
+// The sends after the first of a set have no event of their own: when waiting for the set's event
+// fails, so do they.
 void fail_set(Queue& q, std::uint64_t set, Status failure) {
   std::lock_guard<std::mutex> lock(q.mutex);
   for (Queued& send : q.sends) {
@@ -73,8 +72,8 @@ void fail_set(Queue& q, std::uint64_t set, Status failure) {
 }
 
 // Waits for the pack of `send` and starts it (with q.starting held). A failure is kept as the
-// operation's result, reported when the user completes the request (the library request,
-// never started, completes at once).
+// operation's result, reported when the user completes the request (the library request, never
+// started, completes at once).
 void start(Queue& q, Queued& send) {
   Operation& operation = *send.operation;
   Status packed = send.outcome;
@@ -83,20 +82,19 @@ void start(Queue& q, Queued& send) {
     give_event(q, send.packed);
     if (is_error(packed) && send.set != 0) fail_set(q, send.set, packed);
   }
-  int rc = raise(operation.comm, packed);
-  if (rc == MPI_SUCCESS) rc = PMPI_Start(&send.request);
-  if (rc != MPI_SUCCESS) {
+  const int rc = is_error(packed) ? MPI_SUCCESS : PMPI_Start(&send.request);
+  if (is_error(packed) || rc != MPI_SUCCESS) {
     operation.finished = true;
-    operation.early_result = rc;
+    operation.early = Outcome{packed, rc};
   }
   detail::queued.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 // Queues the packs that wait to share launches, a set per stream (with q.starting held: no send
 // starts meanwhile, and the sends stay where they are in the queue). A pack that fails to queue
-// fails its send when it starts. One event marks the end of a set's launches, held by its
-// first send: sends start in queue order, so the others start after it was found complete
-// (an event per send cost each a record and a query, about 1.5 us of the host's time).
+// fails its send when it starts. One event marks the end of a set's launches, held by its first
+// send: sends start in queue order, so the others start after it was found complete (an event per
+// send cost each a record and a query, about 1.5 us of the host's time).
 void queue_waiting_packs(Queue& q) {
   std::vector<Queued*> waiting;
   {
@@ -108,7 +106,7 @@ void queue_waiting_packs(Queue& q) {
     q.waiting_packs -= static_cast<int>(waiting.size());
   }
   std::vector<bool> taken(waiting.size(), false);
-  std::vector<protocol::MessageMove> moves;
+  std::vector<MessageMove> moves;
   std::vector<Queued*> members;
   for (std::size_t first = 0; first < waiting.size(); ++first) {
     if (taken[first]) continue;
@@ -122,7 +120,7 @@ void queue_waiting_packs(Queue& q) {
       moves.push_back({&operation.message, &operation.staging, operation.message.bytes()});
       members.push_back(waiting[i]);
     }
-    const Status queued = protocol::queue_packs(moves.data(), static_cast<int>(moves.size()), stream);
+    const Status queued = queue_packs(moves.data(), static_cast<int>(moves.size()), stream);
     gpu::Event event = is_error(queued) ? nullptr : take_event(q);
     Status outcome = queued;
     if (!is_error(queued) && (event == nullptr || gpu::event_record(event, stream) != GDDT_OK)) {
@@ -217,7 +215,8 @@ void start_all() {
   for (;;) {
     queue_waiting_packs(q);
     Queued send;
-    if (next(q, [](const Queued& s) { return s.pack_waits_on == nullptr; }, &send)) {
+    if (next(
+            q, [](const Queued& s) { return s.pack_waits_on == nullptr; }, &send)) {
       start(q, send);
       continue;
     }
@@ -256,4 +255,4 @@ void release() {
   q.spare_events.clear();
 }
 
-}  // namespace gddt::mpi::deferred
+}  // namespace gddt::protocol::deferred

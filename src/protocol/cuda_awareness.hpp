@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace gddt::mpi {
+namespace gddt::protocol {
 
 // True when one of those says yes. `how` (may be null) receives the evidence. The answers
 // are reliable only after MPI_Init (UCX loads its transports there).
@@ -14,4 +14,4 @@ bool cuda_aware(std::string* how);
 // where that is "auto" (logged once).
 bool library_cuda_aware();
 
-}  // namespace gddt::mpi
+}  // namespace gddt::protocol

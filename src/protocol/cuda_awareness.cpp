@@ -1,4 +1,4 @@
-#include "mpi/cuda_awareness.hpp"
+#include "protocol/cuda_awareness.hpp"
 
 #include <dlfcn.h>
 
@@ -9,7 +9,7 @@
 #include "core/config.hpp"
 #include "core/log.hpp"
 
-namespace gddt::mpi {
+namespace gddt::protocol {
 namespace {
 
 void tell(std::string* how, std::string text) {
@@ -71,4 +71,4 @@ bool library_cuda_aware() {
   return aware;
 }
 
-}  // namespace gddt::mpi
+}  // namespace gddt::protocol

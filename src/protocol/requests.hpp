@@ -1,0 +1,106 @@
+// gddt's operations behind real MPI requests. A staged send or receive is posted to the MPI library
+// as an ordinary request on the staging buffer; the user gets that request itself, so it works with
+// every completion function and mixes with requests gddt never touched. What remains to do when it
+// completes (unpack a receive, give staging back) is kept here, keyed by the request handle, and
+// done by the interposed completion functions.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "protocol/message.hpp"
+
+namespace gddt::protocol {
+
+// How an operation ended for its user: gddt's status of its own work, or the error the MPI library
+// returned for its request. Translated into an MPI error class and raised on the operation's
+// communicator once, by the MPI layer (`reported` after the first time).
+struct Outcome {
+  Status status = GDDT_OK;
+  int library_error = MPI_SUCCESS;
+  bool reported = false;
+};
+
+struct Operation {
+  enum class Kind { kSend, kReceive };
+  Kind kind = Kind::kSend;
+  bool persistent = false;
+  bool active = true;     // a persistent request between MPI_Start and its completion
+  bool finished = false;  // completion work done early (MPI_Request_get_status, Waitall)
+  Outcome early;          // of that early completion work, or of a held start that failed
+  bool claimed = false;   // a completion call is working on it (guarded by the table's lock)
+  // A nonblocking send whose library request is a persistent send that gddt created, started once
+  // its pack is done (deferred.hpp) and freed when it completes: the user's request is not
+  // persistent.
+  bool deferred_start = false;
+  Route route = Route::kForward;
+  Message message;                // the user's buffer
+  Staging staging;                // what the MPI library really sends or receives
+  MPI_Comm comm = MPI_COMM_NULL;  // whose error handler hears of a failure at completion
+  // Receives: whether the legacy default stream was found idle when the receive was posted.
+  pack::Ordering ordering = pack::Ordering::kCheckLegacyStream;
+  // The send half of an MPI_Isendrecv whose receive half this is: its staging lives until the one
+  // request of both completes.
+  std::unique_ptr<Operation> outgoing;
+};
+
+namespace requests {
+
+namespace detail {
+extern std::atomic<std::size_t> alive;  // live + detached operations, read without the lock
+}
+
+// True when any gddt operation is alive: completion calls forward untouched otherwise.
+inline bool any() { return detail::alive.load(std::memory_order_acquire) != 0; }
+// Only for requests the library has not completed yet: completed ones may share one handle. A
+// handle can stand for two operations for a moment: once the library frees a request in a
+// completion call, another thread may be handed the same handle before the first has taken its
+// operation out. So entries are per operation, and the newest one of a handle is its current
+// request's.
+void add(MPI_Request request, std::unique_ptr<Operation> operation);
+// Claims the newest unclaimed operation of `request` for the calling thread (null when the request
+// is not gddt's). Other threads' claims skip it until release(), so a handle the library frees
+// inside this thread's completion call, and hands to another thread's new request, cannot lead that
+// thread to this operation. Two threads never legitimately complete one request at once.
+Operation* claim(MPI_Request request);
+void release(Operation* operation);
+// Removes a (claimed) operation whose request is complete.
+std::unique_ptr<Operation> take(MPI_Request request, const Operation* operation);
+
+// A request the user freed (MPI_Request_free) while active: kept, with its handle, until the
+// library completes it, so staging outlives the transfer and receives are still unpacked.
+void detach(MPI_Request request, std::unique_ptr<Operation> operation);
+// Completes what it can of the detached requests; cheap when there are none.
+void progress_detached();
+// Waits for every detached request and frees the abandoned ones (at MPI_Finalize).
+void drain_detached();
+// An operation whose request the library freed without completing it (it reported it
+// MPI_ERR_PENDING yet handed back MPI_REQUEST_NULL): out of the table, so the handle's value,
+// reused for a later request, is not taken for it; its staging is kept until drain_detached(),
+// since the library may still write into it.
+void abandon(MPI_Request request, const Operation* operation);
+
+}  // namespace requests
+
+// What to do while the GPU packs or unpacks `operation`'s message: for messages large enough that
+// transfers posted earlier should move on meanwhile, drive the library's progress engine (libraries
+// without a progress thread advance them only inside MPI calls).
+gpu::WhileWaiting meanwhile_for(Operation& operation);
+
+// The completion work of `operation` whose request completed with `error` (the library's MPI code
+// for it) and `status`: moves a receive's data into the user's buffer unless it failed or was
+// cancelled. With `queued_on`, GPU work may be left running: *queued_on is then the stream to
+// synchronize before the user's buffer is read and the operation is dropped (null when nothing was
+// left running).
+Outcome finish(Operation& operation, int error, const MPI_Status& status, gpu::Stream* queued_on = nullptr);
+// finish() with `queued_on` for `count` receives whose requests completed without error, with
+// statuses[i] for operations[i]: the unpacks that are one launch each share launches, a set per
+// stream. Every stream left with work is added to *queued (once); failures are kept as each
+// operation's early result.
+void finish_receives(Operation* const* operations, const MPI_Status* statuses, int count,
+                     std::vector<gpu::Stream>* queued);
+
+}  // namespace gddt::protocol

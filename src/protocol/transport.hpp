@@ -1,0 +1,78 @@
+// The transports: the ways one side of a point-to-point call reaches the MPI library. Each is one
+// row of a table (transport.cpp): its route, its name, whether it can serve a message, and what it
+// does at the three points of a transfer: staging the message (what the library is handed), before
+// the library sends (filling the staging), after the library received (moving the staging into the
+// user's buffer). The route of a message is the first row, in the table's order of preference, that
+// serves it. A new transport is a new row.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+
+#include "protocol/message.hpp"
+#include "protocol/requests.hpp"
+
+namespace gddt::protocol {
+
+// What one call asks of a side beyond its message.
+struct Call {
+  Operation::Kind kind = Operation::Kind::kSend;
+  // The library copies the send data aside with the CPU (the buffered modes into the attached
+  // buffer; Open MPI 5.0's MPI_Isendrecv_replace into a buffer of its own, which crashes on device
+  // memory even for MPI_INT): device data goes to it only as host staging.
+  bool cpu_copied = false;
+  // The receive half of an MPI_Isendrecv (transport.cpp: MPICH's status of it is empty).
+  bool exchange_receive = false;
+};
+
+// One side of a call as the MPI library will see it: the user's own arguments when the message is
+// forwarded, the staging otherwise.
+struct Side {
+  void* buffer = nullptr;
+  int count = 0;
+  MPI_Datatype datatype = MPI_DATATYPE_NULL;
+  std::unique_ptr<Operation> operation;  // null when nothing is left to do around the library's call
+};
+
+const char* route_name(Route route);
+
+// The route GDDT_PROTOCOL forces on device messages; kForward when it is "auto".
+Route device_route_forced();
+
+// GDDT_P2P_HOST=gddt: host messages are staged by gddt too.
+bool host_through_gddt();
+
+// Whether a receive of no bytes must be staged too (transport.cpp: Open MPI 4 writes a longer
+// message past a contiguous receive buffer).
+bool stages_empty_receives();
+
+// Chooses the transport of `message` (classified; side->buffer/count/datatype hold the user's
+// arguments) and prepares *side: what the library is handed, and the operation with its staging
+// where there is work around the library's call. `comm` hears of failures at completion.
+Status stage(const Message& message, const Call& call, MPI_Comm comm, Side* side);
+
+// Before the library sends: fills the staging of a send (returns when the bytes are in place).
+Status fill_outgoing(Operation& operation);
+// The same, but where the GPU packs it in one launch only queued: *stream is then the stream to
+// wait for (null when the bytes are in place on return).
+Status queue_outgoing(Operation& operation, gpu::Stream* stream);
+// Whether the send's whole fill is one launch, which it may share with other sends' (deferred).
+bool fills_in_one_launch(const Operation& operation);
+// Whether the start of a persistent send of the transport can be held until its fill is done.
+bool start_can_wait(const Operation& operation);
+
+// After the library received `received` packed bytes: whether the transport reads the received
+// count from the status as packed bytes (false: the library wrote the user's typemap itself, the
+// count is the user's).
+bool counts_packed_bytes(const Operation& operation);
+// Moves what the library received into the user's buffer. With `queued_on`, GPU work may be left
+// running: *queued_on is then the stream to wait for.
+Status empty_incoming(Operation& operation, std::int64_t received, gpu::Stream* queued_on);
+// Whether emptying `received` bytes is one launch that may share a set (queue_unpacks).
+bool empties_in_one_launch(const Operation& operation, std::int64_t received);
+
+// Frees the library datatypes the transports made (at MPI_Finalize).
+void release_transports();
+
+}  // namespace gddt::protocol
