@@ -57,6 +57,12 @@ typedef enum gddt_memory_type {
   GDDT_MEMORY_MANAGED = 3 /* cudaMallocManaged memory */
 } gddt_memory_type_t;
 
+/* What gddt has done in this process so far: the counter `name` (for example
+ * "p2p.host-staged.sides" or "pack.calls"; `gddt-info` lists them all) into *value.
+ * GDDT_ERR_INVALID_ARG for an unknown name. GDDT_STATS=1 prints the non-zero ones at
+ * MPI_Finalize. */
+GDDT_EXPORT gddt_status_t gddt_counter(const char *name, long long *value);
+
 /* Human-readable message of a status code; never NULL. */
 GDDT_EXPORT const char *gddt_status_string(gddt_status_t status);
 

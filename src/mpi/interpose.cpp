@@ -4,6 +4,9 @@
 // interpose_large_count.cpp.
 #include <mpi.h>
 
+#include <string>
+
+#include "core/counters.hpp"
 #include "core/pool.hpp"
 #include "mpi/entry_points.hpp"
 #include "mpi/interpose.hpp"
@@ -67,6 +70,11 @@ int Type_free(MPI_Datatype* datatype) {
 
 int Finalize(void) {
   p2p::finalize();
+  if (config::settings().stats) {
+    int rank = -1;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    counters::print("rank " + std::to_string(rank));
+  }
   release_resources();
   if (pack::cuda_backend().stop != nullptr) pack::cuda_backend().stop();
   type::clear_cache();

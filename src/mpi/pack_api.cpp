@@ -7,6 +7,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/counters.hpp"
 #include "core/config.hpp"
 #include "core/gpu.hpp"
 #include "core/memory.hpp"
@@ -301,8 +302,8 @@ namespace {
 // What MPI_Pack and MPI_Unpack share. `forward` hands the call to the library, `move` moves
 // the bytes of a datatype gddt expresses, `bounce` those of one it does not.
 template <typename Forward, typename Move, typename Bounce>
-int pack_or_unpack(const void* typed, int count, MPI_Datatype datatype, const void* packed, int packed_size,
-                   int* position, MPI_Comm comm, Forward&& forward, Move&& move, Bounce&& bounce) {
+int pack_or_unpack(counters::Counter done, const void* typed, int count, MPI_Datatype datatype, const void* packed,
+                   int packed_size, int* position, MPI_Comm comm, Forward&& forward, Move&& move, Bounce&& bounce) {
   if ((!gpu::available() && !host_packing_by_gddt()) || comm == MPI_COMM_NULL) return forward();
   memory::Kind packed_kind;
   if (!host_packing_by_gddt() && position != nullptr && on_library_memory(typed, datatype) &&
@@ -318,6 +319,7 @@ int pack_or_unpack(const void* typed, int count, MPI_Datatype datatype, const vo
   status = plan.expressible ? move(plan, pack::Window{plan.layout.get(), count, 0, plan.bytes}, way) : bounce(plan);
   if (is_error(status)) return raise(comm, status);
   *position += static_cast<int>(plan.bytes);
+  counters::add(done, 1);
   return MPI_SUCCESS;
 }
 
@@ -327,7 +329,7 @@ int pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, in
          int* position, MPI_Comm comm) {
   char* out = static_cast<char*>(outbuf) + (position != nullptr ? *position : 0);
   return pack_or_unpack(
-      inbuf, incount, datatype, outbuf, outsize, position, comm,
+      counters::Counter::kPacks, inbuf, incount, datatype, outbuf, outsize, position, comm,
       [&] { return PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm); },
       [&](const Plan& plan, const pack::Window& window, protocol::Way way) {
         return protocol::pack(window, inbuf, plan.typed, out, plan.packed, nullptr, way);
@@ -339,7 +341,7 @@ int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outco
            MPI_Datatype datatype, MPI_Comm comm) {
   const char* in = static_cast<const char*>(inbuf) + (position != nullptr ? *position : 0);
   return pack_or_unpack(
-      outbuf, outcount, datatype, inbuf, insize, position, comm,
+      counters::Counter::kUnpacks, outbuf, outcount, datatype, inbuf, insize, position, comm,
       [&] { return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm); },
       [&](const Plan& plan, const pack::Window& window, protocol::Way way) {
         return protocol::unpack(window, outbuf, plan.typed, in, plan.packed, nullptr, way);

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/config.hpp"
+#include "core/counters.hpp"
 #include "protocol/cuda_awareness.hpp"
 
 namespace gddt::protocol {
@@ -193,6 +194,7 @@ bool always(const Pair&) { return true; }
 struct Transport {
   Route route;
   const char* name;
+  counters::Counter sides;  // counts the sides it takes
   bool (*serves)(const Pair& pair);
   // How much staging it needs; null for transports that hand the library the user's memory.
   std::int64_t (*staging_bytes)(const Message& message, const Call& call);
@@ -210,12 +212,16 @@ struct Transport {
 
 // In order of preference: a message takes the first row that serves it.
 constexpr Transport kTransports[] = {
-    {Route::kForward, "forward", forward_serves, nullptr, hand_unchanged, nullptr, nullptr, false},
-    {Route::kDeviceBytes, "device-bytes", device_bytes_serve, nullptr, hand_bytes, nullptr, nullptr, false},
-    {Route::kDeviceStaged, "device-staged", device_staged_serves, packed_staging_bytes, hand_packed, fill_packed,
-     empty_packed, true},
-    {Route::kHostSpan, "host-span", host_span_serves, span_staging_bytes, hand_span, fill_span, empty_span, false},
-    {Route::kHostStaged, "host-staged", always, packed_staging_bytes, hand_packed, fill_packed, empty_packed, true},
+    {Route::kForward, "forward", counters::Counter::kForwardSides, forward_serves, nullptr, hand_unchanged, nullptr,
+     nullptr, false},
+    {Route::kDeviceBytes, "device-bytes", counters::Counter::kDeviceBytesSides, device_bytes_serve, nullptr, hand_bytes,
+     nullptr, nullptr, false},
+    {Route::kDeviceStaged, "device-staged", counters::Counter::kDeviceStagedSides, device_staged_serves,
+     packed_staging_bytes, hand_packed, fill_packed, empty_packed, true},
+    {Route::kHostSpan, "host-span", counters::Counter::kHostSpanSides, host_span_serves, span_staging_bytes, hand_span,
+     fill_span, empty_span, false},
+    {Route::kHostStaged, "host-staged", counters::Counter::kHostStagedSides, always, packed_staging_bytes, hand_packed,
+     fill_packed, empty_packed, true},
 };
 
 const Transport& transport_of(Route route) {
@@ -254,7 +260,10 @@ bool stages_empty_receives() { return kHoledReceiveStaging; }
 Status stage(const Message& message, const Call& call, MPI_Comm comm, Side* side) {
   const Pair pair{message, call, library_cuda_aware(), device_route_forced()};
   const Transport* transport = &choose(pair);
-  if (transport->staging_bytes == nullptr) return transport->hand(message, call, nullptr, side);
+  if (transport->staging_bytes == nullptr) {
+    counters::add(transport->sides, 1);
+    return transport->hand(message, call, nullptr, side);
+  }
   if (message.bytes() > INT_MAX) {
     GDDT_LOG(kError,
              "a message of %lld packed bytes exceeds what one MPI_PACKED "
@@ -274,6 +283,8 @@ Status stage(const Message& message, const Call& call, MPI_Comm comm, Side* side
   GDDT_LOG(kDebug, "%s of %lld bytes (%s): %s", call.kind == Operation::Kind::kSend ? "send" : "receive",
            static_cast<long long>(message.bytes()), gddt_memory_type_name(message.kind.type), transport->name);
   GDDT_CHECK(transport->hand(message, call, operation.get(), side));
+  counters::add(transport->sides, 1);
+  counters::add(counters::Counter::kStagedBytes, message.bytes());
   side->operation = std::move(operation);
   return GDDT_OK;
 }

@@ -1,5 +1,6 @@
 // What the standard promises around the data: MPI_PROC_NULL, zero counts, wildcards, ignored
 // statuses, message order, truncation and untouched receive gaps.
+#include <dlfcn.h>
 #include <mpi.h>
 
 #include <string>
@@ -418,6 +419,37 @@ void freed_receive_lands(const Context& context, const TypeCatalog& types) {
   P2P_EXPECT_SUCCESS(MPI_Waitall(2, sends, MPI_STATUSES_IGNORE));
 }
 
+// gddt counts what it does (gddt_counter, looked up so that a preloaded gddt serves too): every
+// side of a derived-type message it examines counts once, and a receive it stages (every
+// memory kind, GDDT_P2P_HOST=gddt) counts as staged; an unknown name is refused.
+void counters_count_sides(const Context& context, const TypeCatalog& types) {
+  using CounterFunction = int (*)(const char*, long long*);
+  const auto counter = reinterpret_cast<CounterFunction>(dlsym(RTLD_DEFAULT, "gddt_counter"));
+  expect(counter != nullptr, "gddt_counter is exported");
+  if (counter == nullptr) return;
+  const char* const staged[] = {"p2p.device-bytes.sides", "p2p.device-staged.sides", "p2p.host-span.sides",
+                                "p2p.host-staged.sides"};
+  auto sum = [&](bool with_forward) {
+    long long total = 0, value = 0;
+    for (const char* name : staged) total += counter(name, &value) == 0 ? value : 0;
+    if (with_forward && counter("p2p.forward.sides", &value) == 0) total += value;
+    return total;
+  };
+  const long long sides_before = sum(true), staged_before = sum(false);
+  const TypeCase& vector = types.named("vector_block64");
+  RingMessage message(context, vector, 2, vector, 2, 1);
+  MPI_Request request;
+  P2P_EXPECT_SUCCESS(MPI_Irecv(message.recv.address(), 2, vector.type, context.prev, message.index(), MPI_COMM_WORLD, &request));
+  P2P_EXPECT_SUCCESS(MPI_Send(message.send.address(), 2, vector.type, context.next, message.index(), MPI_COMM_WORLD));
+  MPI_Status status;
+  P2P_EXPECT_SUCCESS(MPI_Wait(&request, &status));
+  message.check(&status, "the counted message");
+  expect(sum(true) - sides_before == 2, "both sides counted, got " + std::to_string(sum(true) - sides_before));
+  expect(sum(false) - staged_before >= 1, "the receive counted as staged");
+  long long value = 0;
+  expect(counter("no.such.counter", &value) != 0, "an unknown counter refused");
+}
+
 // A message longer than the receive buffer gives MPI_ERR_TRUNCATE through the error handler of
 // its communicator (here one that returns errors), writes nothing outside the receive typemap,
 // and the ranks go on afterwards.
@@ -584,6 +616,7 @@ const std::pair<const char*, Case> kCases[] = {
     {"truncation", truncation},       {"receive_gaps_untouched", receive_gaps_untouched},
     {"order_behind_forwarded", order_behind_forwarded},
     {"freed_receive_lands", freed_receive_lands},
+    {"counters_count_sides", counters_count_sides},
 #if GDDT_HAVE_MPI_Isendrecv
     {"order_behind_isendrecv", order_behind_isendrecv},
 #endif

@@ -1,0 +1,33 @@
+// What gddt did in this process, counted: the one table of counters (counters.def), read by
+// name through the public gddt_counter() and printed at MPI_Finalize with GDDT_STATS=1. Counting
+// is a relaxed atomic add, cheap enough for every message gddt handles.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace gddt::counters {
+
+enum class Counter : int {
+#define GDDT_COUNTER(id, name, help) id,
+#include "core/counters.def"
+#undef GDDT_COUNTER
+  kCount
+};
+
+namespace detail {
+extern std::atomic<std::int64_t> values[static_cast<int>(Counter::kCount)];
+}
+
+inline void add(Counter counter, std::int64_t amount) {
+  detail::values[static_cast<int>(counter)].fetch_add(amount, std::memory_order_relaxed);
+}
+
+std::int64_t value(Counter counter);
+const char* name(Counter counter);
+
+// Every non-zero counter on one line each, "gddt[rank] stats: name value (help)", to stderr.
+void print(const std::string& who);
+
+}  // namespace gddt::counters
