@@ -427,8 +427,8 @@ void counters_count_sides(const Context& context, const TypeCatalog& types) {
   const auto counter = reinterpret_cast<CounterFunction>(dlsym(RTLD_DEFAULT, "gddt_counter"));
   expect(counter != nullptr, "gddt_counter is exported");
   if (counter == nullptr) return;
-  const char* const staged[] = {"p2p.device-bytes.sides", "p2p.device-staged.sides", "p2p.host-span.sides",
-                                "p2p.host-staged.sides"};
+  const char* const staged[] = {"p2p.device-bytes.sides", "p2p.device-staged.sides",
+                                "p2p.host-span.sides", "p2p.host-staged.sides"};
   auto sum = [&](bool with_forward) {
     long long total = 0, value = 0;
     for (const char* name : staged) total += counter(name, &value) == 0 ? value : 0;
@@ -439,12 +439,15 @@ void counters_count_sides(const Context& context, const TypeCatalog& types) {
   const TypeCase& vector = types.named("vector_block64");
   RingMessage message(context, vector, 2, vector, 2, 1);
   MPI_Request request;
-  P2P_EXPECT_SUCCESS(MPI_Irecv(message.recv.address(), 2, vector.type, context.prev, message.index(), MPI_COMM_WORLD, &request));
-  P2P_EXPECT_SUCCESS(MPI_Send(message.send.address(), 2, vector.type, context.next, message.index(), MPI_COMM_WORLD));
+  P2P_EXPECT_SUCCESS(MPI_Irecv(message.recv.address(), 2, vector.type, context.prev, message.index(),
+                               MPI_COMM_WORLD, &request));
+  P2P_EXPECT_SUCCESS(MPI_Send(message.send.address(), 2, vector.type, context.next, message.index(),
+                              MPI_COMM_WORLD));
   MPI_Status status;
   P2P_EXPECT_SUCCESS(MPI_Wait(&request, &status));
   message.check(&status, "the counted message");
-  expect(sum(true) - sides_before == 2, "both sides counted, got " + std::to_string(sum(true) - sides_before));
+  expect(sum(true) - sides_before == 2,
+         "both sides counted, got " + std::to_string(sum(true) - sides_before));
   expect(sum(false) - staged_before >= 1, "the receive counted as staged");
   long long value = 0;
   expect(counter("no.such.counter", &value) != 0, "an unknown counter refused");
