@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -26,7 +27,7 @@
 #include "fuzz_type_tree.hpp"
 #include "fuzz_typemap.hpp"
 #include "gddt/gddt_mpi.h"
-#include "test_memory.hpp"
+#include "memory_buffer.hpp"
 
 namespace gddt_test::fuzz {
 namespace {
@@ -263,9 +264,7 @@ class TypeTest {
   // The run's memory kind, or with --memory mixed any kind, drawn for each buffer.
   MemoryKind pick_kind() {
     if (!run_.options.mixed) return run_.options.memory;
-    static constexpr MemoryKind kKinds[] = {MemoryKind::kHost, MemoryKind::kPinned, MemoryKind::kDevice,
-                                            MemoryKind::kManaged};
-    return kKinds[rng_.between(0, 3)];
+    return kMemoryKinds[rng_.between(0, static_cast<std::int64_t>(std::size(kMemoryKinds)) - 1)];
   }
 
   // Where element 0 starts in the typed buffer and how large the buffers are.
@@ -326,7 +325,7 @@ class TypeTest {
     }
     const Result* reference_used = reference_usable_ ? &reference : nullptr;
 
-    TestBuffer typed(typed_kind_, typed_bytes_), packed(packed_kind_, packed_bytes_);
+    Buffer typed(typed_kind_, typed_bytes_), packed(packed_kind_, packed_bytes_);
     typed.upload(source.data(), typed_bytes_);
 
     packed.upload(poison.data(), packed_bytes_);
@@ -398,7 +397,7 @@ class TypeTest {
     }
     const Result* reference_used = use_reference ? &reference : nullptr;
 
-    TestBuffer typed(typed_kind_, typed_bytes_), packed(packed_kind_, packed_bytes_);
+    Buffer typed(typed_kind_, typed_bytes_), packed(packed_kind_, packed_bytes_);
     packed.upload(packed_in.data(), packed_bytes_);
 
     typed.upload(poison.data(), typed_bytes_);
@@ -518,8 +517,8 @@ int run(int argc, char** argv) {
     return 2;
   }
   Options& options = context.options;
-  std::string why;
-  if (!memory_kind_available(options.memory, &why)) {
+  const std::string why = prepare_memory_kind(options.memory);
+  if (!why.empty()) {
     if (context.rank == 0) std::printf("fuzz: skipped: %s\n", why.c_str());
     return kExitSkipped;
   }

@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "test_memory.hpp"
+#include "memory_buffer.hpp"
 
 namespace {
 
+using gddt_test::Buffer;
 using gddt_test::MemoryKind;
-using gddt_test::TestBuffer;
 
 MemoryKind memory = MemoryKind::kHost;
 constexpr char kRep[] = "external32";
@@ -143,10 +143,10 @@ class PackExternal : public testing::TestWithParam<int> {
 };
 
 TEST_P(PackExternal, PacksTheLibrarysBytesAtThePosition) {
-  TestBuffer typed(memory, source_.size());
+  Buffer typed(memory, source_.size());
   typed.upload(source_.data(), source_.size());
   const MPI_Aint room = kLead + size_ + 16;
-  TestBuffer packed(memory, static_cast<std::size_t>(room));
+  Buffer packed(memory, static_cast<std::size_t>(room));
   const std::vector<unsigned char> poison(static_cast<std::size_t>(room), kPackedPoison);
   packed.upload(poison.data(), poison.size());
 
@@ -164,12 +164,12 @@ TEST_P(PackExternal, PacksTheLibrarysBytesAtThePosition) {
 
 TEST_P(PackExternal, UnpacksIntoTheSpanLeavingGapsAlone) {
   const MPI_Aint room = kLead + size_;
-  TestBuffer packed(memory, static_cast<std::size_t>(room));
+  Buffer packed(memory, static_cast<std::size_t>(room));
   std::vector<unsigned char> stream(static_cast<std::size_t>(room), kPackedPoison);
   std::memcpy(stream.data() + kLead, expected_.data(), expected_.size());
   packed.upload(stream.data(), stream.size());
   std::vector<unsigned char> want(source_.size(), kTypedPoison);
-  TestBuffer typed(memory, want.size());
+  Buffer typed(memory, want.size());
   typed.upload(want.data(), want.size());
 
   MPI_Aint position = kLead;
@@ -186,10 +186,10 @@ TEST_P(PackExternal, UnpacksIntoTheSpanLeavingGapsAlone) {
 }
 
 TEST_P(PackExternal, ReportsTooSmallABufferAsTheLibraryDoes) {
-  TestBuffer typed(memory, source_.size());
+  Buffer typed(memory, source_.size());
   typed.upload(source_.data(), source_.size());
   const MPI_Aint room = kLead + size_ - 1;
-  TestBuffer packed(memory, static_cast<std::size_t>(room));
+  Buffer packed(memory, static_cast<std::size_t>(room));
 
   // The library's class where it reports the error; MPI_ERR_TRUNCATE where it does not (MPICH
   // 4.0 then writes past the end: the host buffer has room for that).
@@ -225,9 +225,9 @@ TEST_P(PackExternal, ReportsTooSmallABufferAsTheLibraryDoes) {
 
 #if MPI_VERSION >= 4
 TEST_P(PackExternal, LargeCountCallsMatchTheirIntTwins) {
-  TestBuffer typed(memory, source_.size());
+  Buffer typed(memory, source_.size());
   typed.upload(source_.data(), source_.size());
-  TestBuffer packed(memory, static_cast<std::size_t>(kLead + size_));
+  Buffer packed(memory, static_cast<std::size_t>(kLead + size_));
   MPI_Count position = kLead;
   ASSERT_EQ(MPI_Pack_external_c(kRep, typed.data() + span_.origin, count_, type_, packed.data(), kLead + size_,
                                 &position),
@@ -271,7 +271,7 @@ TEST(PackExternalArguments, BadOnesGetTheLibrarysClass) {
   };
   for (const Bad& bad : {Bad{"MPI_DATATYPE_NULL", MPI_DATATYPE_NULL, 4}, Bad{"count -1", MPI_INT, -1}}) {
     std::vector<unsigned char> host_typed(64), host_packed(64);
-    TestBuffer typed(memory, 64), packed(memory, 64);
+    Buffer typed(memory, 64), packed(memory, 64);
     MPI_Aint library_position = 0, position = 0;
     int library_class = MPI_SUCCESS, gddt_class = MPI_SUCCESS;
     const int library_rc =
@@ -309,8 +309,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::string why;
-  if (!gddt_test::memory_kind_available(memory, &why)) {
+  const std::string why = gddt_test::prepare_memory_kind(memory);
+  if (!why.empty()) {
     std::printf("skipped: %s\n", why.c_str());
     MPI_Finalize();
     return 77;
