@@ -59,14 +59,10 @@ bool parse_memory(const std::string& text, std::array<MemoryKind, 4>* by_rank) {
     *by_rank = {MemoryKind::kDevice, MemoryKind::kHost, MemoryKind::kPinned, MemoryKind::kManaged};
     return true;
   }
-  for (MemoryKind kind :
-       {MemoryKind::kHost, MemoryKind::kDevice, MemoryKind::kManaged, MemoryKind::kPinned}) {
-    if (text == memory_kind_name(kind)) {
-      by_rank->fill(kind);
-      return true;
-    }
-  }
-  return false;
+  MemoryKind kind = MemoryKind::kHost;
+  if (!parse_memory_kind(text, &kind)) return false;
+  by_rank->fill(kind);
+  return true;
 }
 
 const char* loaded_gddt_version() {
@@ -189,7 +185,7 @@ Suite::Suite(int* argc, char*** argv, const char* program, int thread_level) : p
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   MPI_Comm_rank(node, &local_rank);
   MPI_Comm_free(&node);
-  const std::string unavailable = prepare_memory(base_.memory, local_rank);
+  const std::string unavailable = prepare_memory_kind(base_.memory, local_rank);
   if (!all_ranks(unavailable.empty())) {
     skip(unavailable.empty() ? "another rank's memory kind is unavailable" : unavailable);
   }

@@ -12,7 +12,7 @@
 #include <functional>
 #include <string>
 
-#include "memory.hpp"
+#include "memory_buffer.hpp"
 
 namespace gddt_test::p2p {
 

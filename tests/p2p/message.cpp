@@ -70,7 +70,7 @@ TypedBuffer::TypedBuffer(const TypeCase& type, int count, MemoryKind kind,
   }
   origin_ = kMargin - low;
   const std::size_t bytes = static_cast<std::size_t>(origin_ + high + kMargin);
-  memory_ = alloc_buffer(kind, bytes);
+  memory_ = Buffer(kind, bytes);
   image_.resize(bytes);
   fill_random(mix_seed(background_seed, 0x6261636b), image_.data(), bytes);
   memory_.upload(image_.data(), bytes);

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "memory.hpp"
+#include "memory_buffer.hpp"
 #include "type_catalog.hpp"
 
 namespace gddt_test::p2p {

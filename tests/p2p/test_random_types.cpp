@@ -282,8 +282,8 @@ class TypeRun {
     const int peer = method == Method::kSelf ? context_.rank : context_.rank == kSender ? kReceiver : kSender;
     const MemoryKind send_memory = method == Method::kPlainSender ? MemoryKind::kHost : send_kind;
     const MemoryKind recv_memory = method == Method::kPlainReceiver ? MemoryKind::kHost : recv_kind;
-    Buffer send_buffer = alloc_buffer(send_memory, sent.image.size());
-    Buffer recv_buffer = alloc_buffer(recv_memory, poison.image.size());
+    Buffer send_buffer(send_memory, sent.image.size());
+    Buffer recv_buffer(recv_memory, poison.image.size());
     send_buffer.upload(sent.image.data(), sent.image.size());
     recv_buffer.upload(poison.image.data(), poison.image.size());
     void* send_at = sent.address(send_buffer.data());
