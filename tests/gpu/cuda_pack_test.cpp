@@ -15,6 +15,7 @@
 
 #include "core/config.hpp"
 #include "core/gpu.hpp"
+#include "memory_buffer.hpp"
 #include "pack/cuda/plan.hpp"
 #include "pack/cuda/resident.hpp"
 #include "protocol/transfer.hpp"
@@ -31,50 +32,9 @@ using testing::Case;
     ASSERT_EQ(cuda_error_, cudaSuccess) << #call << ": " << cudaGetErrorString(cuda_error_); \
   } while (0)
 
-enum class Memory { kDevice, kManaged, kPinned };
-
-const char* memory_name(Memory m) {
-  switch (m) {
-    case Memory::kDevice: return "device";
-    case Memory::kManaged: return "managed";
-    case Memory::kPinned: return "pinned host";
-  }
-  return "?";
-}
-
-char* allocate(Memory m, std::size_t bytes) {
-  void* p = nullptr;
-  cudaError_t error = cudaSuccess;
-  switch (m) {
-    case Memory::kDevice: error = cudaMalloc(&p, bytes); break;
-    case Memory::kManaged: error = cudaMallocManaged(&p, bytes); break;
-    case Memory::kPinned: error = cudaMallocHost(&p, bytes); break;
-  }
-  if (error != cudaSuccess) {
-    std::fprintf(stderr, "allocating %zu bytes of %s memory: %s\n", bytes, memory_name(m), cudaGetErrorString(error));
-    std::abort();
-  }
-  return static_cast<char*>(p);
-}
-
-void release(Memory m, char* p) {
-  if (m == Memory::kPinned) {
-    cudaFreeHost(p);
-  } else {
-    cudaFree(p);
-  }
-}
-
-// A buffer of one memory kind, freed on scope exit.
-struct Buffer {
-  Buffer(Memory kind, std::size_t size) : memory(kind), bytes(size), data(allocate(kind, size)) {}
-  ~Buffer() { release(memory, data); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  Memory memory;
-  std::size_t bytes;
-  char* data;
-};
+using gddt_test::Buffer;
+using gddt_test::memory_kind_name;
+using gddt_test::MemoryKind;
 
 // The environment check_case() drives: the backend on a stream, buffers of chosen kinds.
 struct CudaEnv {
@@ -87,8 +47,8 @@ struct CudaEnv {
   int windows = 0;   // counted by ResidentEnv: windows the resident kernel may take,
   int declined = 0;  // and those of them it declined
 
-  char* typed_buffer() { return typed->data; }
-  char* packed_buffer() { return packed->data; }
+  char* typed_buffer() { return reinterpret_cast<char*>(typed->data()); }
+  char* packed_buffer() { return reinterpret_cast<char*>(packed->data()); }
   // cudaMemcpy runs on the legacy default stream, which the test's blocking stream waits for.
   void upload(char* dst, const char* src, std::int64_t bytes) { note(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault)); }
   void download(char* dst, const char* src, std::int64_t bytes) { note(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault)); }
@@ -177,12 +137,12 @@ class CudaPack : public ::testing::Test {
   // `largest_stream` is given); stops after a few failures, each printed in full.
   // Returns the environment's counts.
   template <typename Env = CudaEnv>
-  std::pair<int, int> run_random(Memory typed_kind, Memory packed_kind, int cases, std::uint64_t seed_offset,
+  std::pair<int, int> run_random(MemoryKind typed_kind, MemoryKind packed_kind, int cases, std::uint64_t seed_offset,
                                  std::int64_t largest_stream = 0) {
     const std::uint64_t seed = testing::test_seed() + seed_offset;
     std::printf("[ seed %llu ] typed %s, packed %s, %d cases (GDDT_TEST_SEED changes the seed)\n",
-                static_cast<unsigned long long>(testing::test_seed()), memory_name(typed_kind),
-                memory_name(packed_kind), cases);
+                static_cast<unsigned long long>(testing::test_seed()), memory_kind_name(typed_kind),
+                memory_kind_name(packed_kind), cases);
     testing::LayoutGenerator gen(seed);
     Buffer typed(typed_kind, kTypedBytes), packed(packed_kind, kPackedBytes);
     Env env(&typed, &packed, stream_);
@@ -197,8 +157,8 @@ class CudaPack : public ::testing::Test {
       }
       if (!result) {
         ++failures;
-        ADD_FAILURE() << result.message() << "\n  typed " << memory_name(typed_kind) << ", packed "
-                      << memory_name(packed_kind) << ", seed " << testing::test_seed();
+        ADD_FAILURE() << result.message() << "\n  typed " << memory_kind_name(typed_kind) << ", packed "
+                      << memory_kind_name(packed_kind) << ", seed " << testing::test_seed();
       }
     }
     return {env.windows, env.declined};
@@ -208,7 +168,7 @@ class CudaPack : public ::testing::Test {
   // must be served by it (it declines only piece tables beyond shared memory, 64-bit indices and
   // the rare window touching more typed sectors than its blocks move quickly), and each served
   // window is one job.
-  void run_resident(Memory typed_kind, Memory packed_kind, int cases, std::uint64_t seed_offset) {
+  void run_resident(MemoryKind typed_kind, MemoryKind packed_kind, int cases, std::uint64_t seed_offset) {
     const pack::cuda_impl::ResidentCounts before = pack::cuda_impl::resident_counts();
     const std::int64_t most =
         std::min<std::int64_t>(kResidentStream, pack::cuda_impl::kResidentMostBytesPerBlock * resident_blocks());
@@ -228,16 +188,20 @@ class CudaPack : public ::testing::Test {
   cudaStream_t stream_ = nullptr;
 };
 
-TEST_F(CudaPack, RandomLayoutsOnDeviceMemory) { run_random(Memory::kDevice, Memory::kDevice, 2500, 0); }
-TEST_F(CudaPack, RandomLayoutsOnManagedTypedMemory) { run_random(Memory::kManaged, Memory::kDevice, 300, 1); }
-TEST_F(CudaPack, RandomLayoutsOnPinnedTypedMemory) { run_random(Memory::kPinned, Memory::kDevice, 300, 2); }
-TEST_F(CudaPack, RandomLayoutsIntoPinnedPackedMemory) { run_random(Memory::kDevice, Memory::kPinned, 200, 3); }
+TEST_F(CudaPack, RandomLayoutsOnDeviceMemory) { run_random(MemoryKind::kDevice, MemoryKind::kDevice, 2500, 0); }
+TEST_F(CudaPack, RandomLayoutsOnManagedTypedMemory) { run_random(MemoryKind::kManaged, MemoryKind::kDevice, 300, 1); }
+TEST_F(CudaPack, RandomLayoutsOnPinnedTypedMemory) { run_random(MemoryKind::kPinned, MemoryKind::kDevice, 300, 2); }
+TEST_F(CudaPack, RandomLayoutsIntoPinnedPackedMemory) { run_random(MemoryKind::kDevice, MemoryKind::kPinned, 200, 3); }
 
 // The resident kernel stays running across cases whose buffers are rewritten between them, so
 // these also catch reads of stale bytes (its L1 cache outlives each case).
-TEST_F(CudaPack, ResidentKernelOnDeviceMemory) { run_resident(Memory::kDevice, Memory::kDevice, 1500, 5); }
-TEST_F(CudaPack, ResidentKernelIntoPinnedPackedMemory) { run_resident(Memory::kDevice, Memory::kPinned, 500, 6); }
-TEST_F(CudaPack, ResidentKernelOnManagedTypedMemory) { run_resident(Memory::kManaged, Memory::kPinned, 200, 7); }
+TEST_F(CudaPack, ResidentKernelOnDeviceMemory) { run_resident(MemoryKind::kDevice, MemoryKind::kDevice, 1500, 5); }
+TEST_F(CudaPack, ResidentKernelIntoPinnedPackedMemory) {
+  run_resident(MemoryKind::kDevice, MemoryKind::kPinned, 500, 6);
+}
+TEST_F(CudaPack, ResidentKernelOnManagedTypedMemory) {
+  run_resident(MemoryKind::kManaged, MemoryKind::kPinned, 200, 7);
+}
 
 // Work queued on the legacy default stream that writes the typed buffer comes before the
 // pack, as on the ordinary path: the resident kernel, which no stream orders, must decline
@@ -245,29 +209,32 @@ TEST_F(CudaPack, ResidentKernelOnManagedTypedMemory) { run_resident(Memory::kMan
 TEST_F(CudaPack, ResidentKernelWaitsForTheLegacyDefaultStream) {
   constexpr std::size_t kSlowBytes = 256 << 20;
   constexpr std::size_t kBytes = 4 << 10;
-  Buffer slow_source(Memory::kPinned, kSlowBytes), slow_target(Memory::kDevice, kSlowBytes);
-  Buffer fresh(Memory::kDevice, kBytes), typed(Memory::kDevice, kBytes), packed(Memory::kDevice, kBytes);
+  Buffer slow_source(MemoryKind::kPinned, kSlowBytes), slow_target(MemoryKind::kDevice, kSlowBytes);
+  Buffer fresh(MemoryKind::kDevice, kBytes), typed(MemoryKind::kDevice, kBytes), packed(MemoryKind::kDevice, kBytes);
   type::Layout bytes;
   ASSERT_EQ(type::make_repeat(type::make_block(4), static_cast<std::int64_t>(kBytes / 8), 8, &bytes), GDDT_OK);
   const pack::Window window{&bytes, 1, 0, bytes.size};
   std::vector<unsigned char> pattern(kBytes);
   for (std::size_t i = 0; i < kBytes; ++i) pattern[i] = static_cast<unsigned char>(i * 7 + 1);
-  CUDA_ASSERT(cudaMemcpy(fresh.data, pattern.data(), kBytes, cudaMemcpyHostToDevice));
+  fresh.upload(pattern.data(), kBytes);
   int served_count = 0;
   for (int round = 0; round < 5; ++round) {
-    CUDA_ASSERT(cudaMemset(typed.data, 0, kBytes));
-    CUDA_ASSERT(cudaMemset(packed.data, 0xff, kBytes));
-    CUDA_ASSERT(cudaMemcpyAsync(slow_target.data, slow_source.data, kSlowBytes, cudaMemcpyHostToDevice, cudaStreamLegacy));
-    CUDA_ASSERT(cudaMemcpyAsync(typed.data, fresh.data, kBytes, cudaMemcpyDeviceToDevice, cudaStreamLegacy));
+    typed.fill(0);
+    packed.fill(0xff);
+    CUDA_ASSERT(
+        cudaMemcpyAsync(slow_target.data(), slow_source.data(), kSlowBytes, cudaMemcpyHostToDevice, cudaStreamLegacy));
+    CUDA_ASSERT(cudaMemcpyAsync(typed.data(), fresh.data(), kBytes, cudaMemcpyDeviceToDevice, cudaStreamLegacy));
     bool served = false;
-    ASSERT_EQ(pack::cuda_backend().pack_now(window, typed.data, packed.data, pack::Ordering::kCheckLegacyStream, {}, &served), GDDT_OK);
+    ASSERT_EQ(pack::cuda_backend().pack_now(window, typed.data(), packed.data(), pack::Ordering::kCheckLegacyStream, {},
+                                            &served),
+              GDDT_OK);
     if (!served) {
-      ASSERT_EQ(pack::cuda_backend().pack(window, typed.data, packed.data, stream_), GDDT_OK);
+      ASSERT_EQ(pack::cuda_backend().pack(window, typed.data(), packed.data(), stream_), GDDT_OK);
       CUDA_ASSERT(cudaStreamSynchronize(stream_));
     }
     served_count += served ? 1 : 0;
     std::vector<unsigned char> got(bytes.size);
-    CUDA_ASSERT(cudaMemcpy(got.data(), packed.data, got.size(), cudaMemcpyDeviceToHost));
+    packed.download(got.data(), got.size());
     for (std::size_t i = 0; i < got.size(); ++i) {
       ASSERT_EQ(got[i], pattern[i / 4 * 8 + i % 4]) << "packed byte " << i << " in round " << round;
     }
@@ -281,22 +248,23 @@ TEST_F(CudaPack, ResidentKernelWaitsForTheLegacyDefaultStream) {
 TEST_F(CudaPack, PipelineWaitsForTheLegacyDefaultStream) {
   constexpr std::size_t kSlowBytes = 256 << 20;
   constexpr std::size_t kBytes = 4 << 10;
-  Buffer slow_source(Memory::kPinned, kSlowBytes), slow_target(Memory::kDevice, kSlowBytes);
-  Buffer stale(Memory::kDevice, kBytes), packed(Memory::kDevice, kBytes);
+  Buffer slow_source(MemoryKind::kPinned, kSlowBytes), slow_target(MemoryKind::kDevice, kSlowBytes);
+  Buffer stale(MemoryKind::kDevice, kBytes), packed(MemoryKind::kDevice, kBytes);
   type::Layout bytes;
   ASSERT_EQ(type::make_repeat(type::make_block(4), static_cast<std::int64_t>(kBytes / 8), 8, &bytes), GDDT_OK);
   const pack::Window window{&bytes, 1, 0, bytes.size};
   std::vector<unsigned char> typed(kBytes);
   for (std::size_t i = 0; i < kBytes; ++i) typed[i] = static_cast<unsigned char>(i * 7 + 1);
-  CUDA_ASSERT(cudaMemset(stale.data, 0xee, kBytes));
+  stale.fill(0xee);
   const memory::Kind host{GDDT_MEMORY_HOST, -1}, device{GDDT_MEMORY_DEVICE, 0};
   for (int round = 0; round < 3; ++round) {
-    CUDA_ASSERT(cudaMemcpyAsync(slow_target.data, slow_source.data, kSlowBytes, cudaMemcpyHostToDevice, cudaStreamLegacy));
-    CUDA_ASSERT(cudaMemcpyAsync(packed.data, stale.data, kBytes, cudaMemcpyDeviceToDevice, cudaStreamLegacy));
-    ASSERT_EQ(protocol::pack(window, typed.data(), host, packed.data, device, nullptr, protocol::Way::kPipelined),
+    CUDA_ASSERT(
+        cudaMemcpyAsync(slow_target.data(), slow_source.data(), kSlowBytes, cudaMemcpyHostToDevice, cudaStreamLegacy));
+    CUDA_ASSERT(cudaMemcpyAsync(packed.data(), stale.data(), kBytes, cudaMemcpyDeviceToDevice, cudaStreamLegacy));
+    ASSERT_EQ(protocol::pack(window, typed.data(), host, packed.data(), device, nullptr, protocol::Way::kPipelined),
               GDDT_OK);
     std::vector<unsigned char> got(bytes.size);
-    CUDA_ASSERT(cudaMemcpy(got.data(), packed.data, got.size(), cudaMemcpyDeviceToHost));
+    packed.download(got.data(), got.size());
     for (std::size_t i = 0; i < got.size(); ++i) {
       ASSERT_EQ(got[i], typed[i / 4 * 8 + i % 4]) << "packed byte " << i << " in round " << round;
     }
@@ -310,7 +278,7 @@ TEST_F(CudaPack, ResidentKernelExitsWhenIdleAndRestarts) {
   config::reload_for_testing();
   pack::cuda_backend().stop();  // the next ring is opened with the short idle time
   const pack::cuda_impl::ResidentCounts before = pack::cuda_impl::resident_counts();
-  Buffer typed(Memory::kDevice, kTypedBytes), packed(Memory::kPinned, kPackedBytes);
+  Buffer typed(MemoryKind::kDevice, kTypedBytes), packed(MemoryKind::kPinned, kPackedBytes);
   ResidentEnv env(&typed, &packed, stream_);
   testing::LayoutGenerator gen(testing::test_seed() + 8);
   constexpr int kCases = 40;
@@ -336,12 +304,12 @@ TEST_F(CudaPack, ResidentKernelExitsWhenIdleAndRestarts) {
 // hold exactly one node.
 TEST_F(CudaPack, EachCallIsOneLaunch) {
   testing::LayoutGenerator gen(testing::test_seed() + 4);
-  Buffer typed(Memory::kDevice, 8 << 20), packed(Memory::kDevice, 1 << 20);
+  Buffer typed(MemoryKind::kDevice, 8 << 20), packed(MemoryKind::kDevice, 1 << 20);
   for (int i = 0; i < 300; ++i) {
     const Case c = testing::random_case(i, &gen, 64 << 10, 4 << 20);
     const testing::CaseGeometry g(c);
-    char* t = typed.data + g.typed_origin;
-    char* p = packed.data + g.packed_start;
+    unsigned char* t = typed.data() + g.typed_origin;
+    unsigned char* p = packed.data() + g.packed_start;
     // The first call of a block list uploads its tables, once; that one is not captured.
     ASSERT_EQ(pack::cuda_backend().pack(c.window(0), t, p, stream_), GDDT_OK) << c.describe();
     CUDA_ASSERT(cudaStreamSynchronize(stream_));
@@ -365,9 +333,11 @@ TEST_F(CudaPack, EachCallIsOneLaunch) {
 // Random cases whose windows are moved as sets: windows of different lengths share a grid
 // sized for the largest, copies and wide-index windows are moved alone, block lists copy each
 // window's table.
-TEST_F(CudaPack, RandomWindowsInSetsOnDeviceMemory) { run_random<SetEnv>(Memory::kDevice, Memory::kDevice, 600, 10); }
+TEST_F(CudaPack, RandomWindowsInSetsOnDeviceMemory) {
+  run_random<SetEnv>(MemoryKind::kDevice, MemoryKind::kDevice, 600, 10);
+}
 TEST_F(CudaPack, RandomWindowsInSetsIntoPinnedPackedMemory) {
-  run_random<SetEnv>(Memory::kDevice, Memory::kPinned, 150, 11);
+  run_random<SetEnv>(MemoryKind::kDevice, MemoryKind::kPinned, 150, 11);
 }
 
 // A set is one launch per kSetMost windows of one kernel, and windows of another kernel take
@@ -377,13 +347,13 @@ TEST_F(CudaPack, SetsShareLaunches) {
   ASSERT_EQ(type::make_repeat(type::make_block(64), 1024, 128, &vector), GDDT_OK);
   ASSERT_EQ(type::make_concat({type::make_block(24), type::make_shifted(type::make_block(40), 64)}, &pair), GDDT_OK);
   ASSERT_EQ(type::make_repeat(pair, 512, 128, &list), GDDT_OK);
-  Buffer typed(Memory::kDevice, 1 << 20), packed(Memory::kDevice, 1 << 20);
+  Buffer typed(MemoryKind::kDevice, 1 << 20), packed(MemoryKind::kDevice, 1 << 20);
   // Windows of 1000 bytes across several blocks, starting at multiples of 128 (so all of a
   // layout's windows get the same word width), every 4096 bytes of the packed buffer.
   auto moves_of = [&](const type::Layout& layout, int count, int first) {
     std::vector<pack::WindowMove> moves;
     for (int i = 0; i < count; ++i) {
-      moves.push_back({pack::Window{&layout, 1, 128 * i, 1000}, typed.data, packed.data + 4096 * (first + i)});
+      moves.push_back({pack::Window{&layout, 1, 128 * i, 1000}, typed.data(), packed.data() + 4096 * (first + i)});
     }
     return moves;
   };
@@ -433,7 +403,8 @@ TEST_F(CudaPack, BlockListWithItsTableInGlobalMemory) {
   const testing::Span span = testing::typed_span(list, count);
   ASSERT_EQ(span.lb, 0);
   const std::int64_t stream_bytes = list.size * count;
-  Buffer typed(Memory::kDevice, static_cast<std::size_t>(span.bytes)), packed(Memory::kDevice, stream_bytes + 64);
+  Buffer typed(MemoryKind::kDevice, static_cast<std::size_t>(span.bytes)),
+      packed(MemoryKind::kDevice, stream_bytes + 64);
   std::vector<char> typed_host(static_cast<std::size_t>(span.bytes)), packed_host(static_cast<std::size_t>(stream_bytes) + 64);
   testing::fill_random(&typed_host, &rng);
   testing::fill_random(&packed_host, &rng);
@@ -441,20 +412,20 @@ TEST_F(CudaPack, BlockListWithItsTableInGlobalMemory) {
       {0, stream_bytes}, {3, 1 << 20}, {stream_bytes / 3 + 5, stream_bytes / 2 - 11}, {stream_bytes - 4099, 4099}};
   for (const auto& [offset, length] : windows) {
     const pack::Window w{&list, count, offset, length};
-    CUDA_ASSERT(cudaMemcpy(typed.data, typed_host.data(), typed_host.size(), cudaMemcpyDefault));
-    CUDA_ASSERT(cudaMemset(packed.data, 0x5a, packed.bytes));
-    ASSERT_EQ(pack::cuda_backend().pack(w, typed.data, packed.data, stream_), GDDT_OK);
+    typed.upload(typed_host.data(), typed_host.size());
+    packed.fill(0x5a);
+    ASSERT_EQ(pack::cuda_backend().pack(w, typed.data(), packed.data(), stream_), GDDT_OK);
     CUDA_ASSERT(cudaStreamSynchronize(stream_));
-    std::vector<char> got(packed.bytes), expected(packed.bytes, 0x5a);
-    CUDA_ASSERT(cudaMemcpy(got.data(), packed.data, got.size(), cudaMemcpyDefault));
+    std::vector<char> got(packed.size()), expected(packed.size(), 0x5a);
+    packed.download(got.data(), got.size());
     testing::reference_move<true>(w, typed_host.data(), expected.data());
     EXPECT_TRUE(got == expected) << "pack of [" << offset << "+" << length << ")";
 
-    CUDA_ASSERT(cudaMemcpy(packed.data, packed_host.data(), packed_host.size(), cudaMemcpyDefault));
-    ASSERT_EQ(pack::cuda_backend().unpack(w, typed.data, packed.data, stream_), GDDT_OK);
+    packed.upload(packed_host.data(), packed_host.size());
+    ASSERT_EQ(pack::cuda_backend().unpack(w, typed.data(), packed.data(), stream_), GDDT_OK);
     CUDA_ASSERT(cudaStreamSynchronize(stream_));
     std::vector<char> unpacked(typed_host.size()), expected_typed = typed_host;
-    CUDA_ASSERT(cudaMemcpy(unpacked.data(), typed.data, unpacked.size(), cudaMemcpyDefault));
+    typed.download(unpacked.data(), unpacked.size());
     testing::reference_move<false>(w, expected_typed.data(), packed_host.data());
     EXPECT_TRUE(unpacked == expected_typed) << "unpack of [" << offset << "+" << length << ")";
   }
@@ -478,22 +449,24 @@ TEST_F(CudaPack, ResidentKernelLeavesScatteredWindowsToALaunch) {
     type::Layout vector;
     ASSERT_EQ(type::make_repeat(type::make_block(c.word), c.count, c.stride, &vector), GDDT_OK);
     const pack::Window w{&vector, 1, 0, vector.size};
-    Buffer typed(Memory::kDevice, static_cast<std::size_t>(vector.extent)), packed(Memory::kDevice, vector.size);
+    Buffer typed(MemoryKind::kDevice, static_cast<std::size_t>(vector.extent)),
+        packed(MemoryKind::kDevice, vector.size);
     std::vector<char> typed_host(static_cast<std::size_t>(vector.extent)), expected(static_cast<std::size_t>(vector.size));
     testing::fill_random(&typed_host, &rng);
-    CUDA_ASSERT(cudaMemcpy(typed.data, typed_host.data(), typed_host.size(), cudaMemcpyDefault));
+    typed.upload(typed_host.data(), typed_host.size());
     CUDA_ASSERT(cudaStreamSynchronize(cudaStreamLegacy));  // else the resident kernel declines
     bool served = false;
-    ASSERT_EQ(pack::cuda_backend().pack_now(w, typed.data, packed.data, pack::Ordering::kCheckLegacyStream, {}, &served),
-              GDDT_OK);
+    ASSERT_EQ(
+        pack::cuda_backend().pack_now(w, typed.data(), packed.data(), pack::Ordering::kCheckLegacyStream, {}, &served),
+        GDDT_OK);
     EXPECT_EQ(served, c.served) << c.count << " words of " << c.word << " every " << c.stride << " bytes, " << blocks
                                 << " resident blocks";
     if (!served) {
-      ASSERT_EQ(pack::cuda_backend().pack(w, typed.data, packed.data, stream_), GDDT_OK);
+      ASSERT_EQ(pack::cuda_backend().pack(w, typed.data(), packed.data(), stream_), GDDT_OK);
       CUDA_ASSERT(cudaStreamSynchronize(stream_));
     }
     std::vector<char> got(expected.size());
-    CUDA_ASSERT(cudaMemcpy(got.data(), packed.data, got.size(), cudaMemcpyDefault));
+    packed.download(got.data(), got.size());
     testing::reference_move<true>(w, typed_host.data(), expected.data());
     EXPECT_TRUE(got == expected) << c.count << " words of " << c.word << " every " << c.stride << " bytes";
   }
@@ -503,16 +476,16 @@ TEST_F(CudaPack, ResidentKernelLeavesScatteredWindowsToALaunch) {
 // pointer is placed so that only the touched bytes need memory.
 void check_far_window(const type::Layout& layout, std::int64_t offset, std::int64_t length, std::int64_t touched_lb,
                       std::int64_t touched_bytes, cudaStream_t stream) {
-  Buffer typed(Memory::kDevice, static_cast<std::size_t>(touched_bytes)), packed(Memory::kDevice, length);
+  Buffer typed(MemoryKind::kDevice, static_cast<std::size_t>(touched_bytes)), packed(MemoryKind::kDevice, length);
   std::vector<char> typed_host(static_cast<std::size_t>(touched_bytes)), expected(static_cast<std::size_t>(length));
   std::mt19937_64 rng(testing::test_seed());
   testing::fill_random(&typed_host, &rng);
-  CUDA_ASSERT(cudaMemcpy(typed.data, typed_host.data(), typed_host.size(), cudaMemcpyDefault));
+  typed.upload(typed_host.data(), typed_host.size());
   const pack::Window w{&layout, 1, offset, length};
-  ASSERT_EQ(pack::cuda_backend().pack(w, typed.data - touched_lb, packed.data, stream), GDDT_OK);
+  ASSERT_EQ(pack::cuda_backend().pack(w, typed.data() - touched_lb, packed.data(), stream), GDDT_OK);
   CUDA_ASSERT(cudaStreamSynchronize(stream));
   std::vector<char> got(static_cast<std::size_t>(length));
-  CUDA_ASSERT(cudaMemcpy(got.data(), packed.data, got.size(), cudaMemcpyDefault));
+  packed.download(got.data(), got.size());
   testing::reference_move<true>(w, typed_host.data() - touched_lb, expected.data());
   EXPECT_TRUE(got == expected) << layout.describe() << " window [" << offset << "+" << length << ")";
 }
