@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "checks.hpp"
 #include "child_job.hpp"
 #include "measure.hpp"
+#include "memory_buffer.hpp"
 #include "mpi_env.hpp"
 #include "options.hpp"
 #include "report.hpp"
@@ -30,15 +32,11 @@ namespace {
 constexpr int kNoDevice = -1;
 
 int select_gpu(int local_rank) {
-  int count = 0;
-  const cudaError_t error = cudaGetDeviceCount(&count);
-  if (error != cudaSuccess || count == 0) {
-    die(std::string("device memory was asked for (--memory) but CUDA finds no GPU: ") +
-        (error != cudaSuccess ? cudaGetErrorString(error) : "0 devices"));
-  }
-  const int device = local_rank % count;
-  BENCH_CUDA_CHECK(cudaSetDevice(device));
+  const std::string unavailable = gddt_test::prepare_memory_kind(MemoryKind::kDevice, local_rank);
+  if (!unavailable.empty()) die("--memory: " + unavailable);
   BENCH_CUDA_CHECK(cudaFree(nullptr));  // the context exists before MPI looks for it
+  int device = kNoDevice;
+  BENCH_CUDA_CHECK(cudaGetDevice(&device));
   return device;
 }
 
@@ -286,7 +284,11 @@ int sweep_main(const Options& options, int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using namespace gddt::bench;
-  const Options options = parse_options(argc, argv, launcher_world_rank() <= 0);
-  if (options.mode == Mode::kHostPingpong) return host_pingpong_main(argc, argv);
-  return sweep_main(options, argc, argv);
+  try {
+    const Options options = parse_options(argc, argv, launcher_world_rank() <= 0);
+    if (options.mode == Mode::kHostPingpong) return host_pingpong_main(argc, argv);
+    return sweep_main(options, argc, argv);
+  } catch (const std::exception& error) {
+    die(error.what());  // what the buffers throw ends the job as a failed check does
+  }
 }

@@ -80,9 +80,9 @@ class Cpy2dMethod final : public TransferMethod {
   explicit Cpy2dMethod(const Link& link) : link_(link) {}
 
   void send(const Case& message, Workspace& workspace) override {
-    char* source = workspace.typed_send().data();
+    unsigned char* source = workspace.typed_send().data();
     if (workspace.on_device()) {
-      char* host = workspace.host_typed().data();
+      unsigned char* host = workspace.host_typed().data();
       copy_pieces(message, host, source, cudaMemcpyDeviceToHost);
       source = host;
     }
@@ -90,20 +90,20 @@ class Cpy2dMethod final : public TransferMethod {
   }
 
   void recv(const Case& message, Workspace& workspace) override {
-    char* target = workspace.typed_recv().data();
+    unsigned char* target = workspace.typed_recv().data();
     if (!workspace.on_device()) {
       BENCH_MPI_CHECK(PMPI_Recv(target, message.count, message.type, link_.peer, kDataTag, link_.comm,
                                 MPI_STATUS_IGNORE));
       return;
     }
-    char* host = workspace.host_typed().data();
+    unsigned char* host = workspace.host_typed().data();
     if (message.pieces_span_gaps) copy_pieces(message, host, target, cudaMemcpyDeviceToHost);
     BENCH_MPI_CHECK(PMPI_Recv(host, message.count, message.type, link_.peer, kDataTag, link_.comm, MPI_STATUS_IGNORE));
     copy_pieces(message, target, host, cudaMemcpyHostToDevice);
   }
 
  private:
-  static void copy_pieces(const Case& message, char* to, const char* from, cudaMemcpyKind kind) {
+  static void copy_pieces(const Case& message, unsigned char* to, const unsigned char* from, cudaMemcpyKind kind) {
     for (const Piece2D& piece : message.pieces) {
       BENCH_CUDA_CHECK(cudaMemcpy2D(to + piece.offset, piece.pitch, from + piece.offset, piece.pitch, piece.width,
                                     piece.height, kind));
@@ -131,7 +131,7 @@ class PipelineMethod final : public TransferMethod {
   void send(const Case& message, Workspace& workspace) override {
     const std::size_t chunk = chunk_bytes(message.packed);
     const std::size_t chunks = (message.packed + chunk - 1) / chunk;
-    char* host = workspace.host_packed().data();
+    unsigned char* host = workspace.host_packed().data();
     requests_.assign(chunks, MPI_REQUEST_NULL);
     if (!workspace.on_device()) {
       int position = 0;
@@ -140,7 +140,7 @@ class PipelineMethod final : public TransferMethod {
       for (std::size_t i = 0; i < chunks; ++i) post_send(host, message.packed, chunk, i);
     } else {
       prepare(message, chunks);
-      char* packed = workspace.device_packed().data();
+      unsigned char* packed = workspace.device_packed().data();
       for (std::size_t i = 0; i < chunks; ++i) {
         const std::size_t offset = i * chunk;
         const std::size_t bytes = std::min(chunk, message.packed - offset);
@@ -161,7 +161,7 @@ class PipelineMethod final : public TransferMethod {
   void recv(const Case& message, Workspace& workspace) override {
     const std::size_t chunk = chunk_bytes(message.packed);
     const std::size_t chunks = (message.packed + chunk - 1) / chunk;
-    char* host = workspace.host_packed().data();
+    unsigned char* host = workspace.host_packed().data();
     requests_.assign(chunks, MPI_REQUEST_NULL);
     for (std::size_t i = 0; i < chunks; ++i) {
       const std::size_t offset = i * chunk;
@@ -176,7 +176,7 @@ class PipelineMethod final : public TransferMethod {
       return;
     }
     prepare(message, chunks);
-    char* packed = workspace.device_packed().data();
+    unsigned char* packed = workspace.device_packed().data();
     for (std::size_t i = 0; i < chunks; ++i) {
       const std::size_t offset = i * chunk;
       const std::size_t bytes = std::min(chunk, message.packed - offset);
@@ -198,7 +198,7 @@ class PipelineMethod final : public TransferMethod {
     return std::min(chunk, packed);
   }
 
-  void post_send(const char* host, std::size_t packed, std::size_t chunk, std::size_t index) {
+  void post_send(const unsigned char* host, std::size_t packed, std::size_t chunk, std::size_t index) {
     const std::size_t offset = index * chunk;
     BENCH_MPI_CHECK(PMPI_Isend(host + offset, static_cast<int>(std::min(chunk, packed - offset)), MPI_BYTE, link_.peer,
                                kDataTag, link_.comm, &requests_[index]));
@@ -246,8 +246,8 @@ class PipelineMethod final : public TransferMethod {
     if (!walk.block_offset.empty()) {
       const std::size_t first_word_bytes = walk.block_first_word.size() * sizeof(std::uint64_t);
       const std::size_t offset_bytes = walk.block_offset.size() * sizeof(std::uint64_t);
-      block_first_word_ = Memory(Memory::Kind::kDevice, first_word_bytes);
-      block_offset_ = Memory(Memory::Kind::kDevice, offset_bytes);
+      block_first_word_ = Buffer(MemoryKind::kDevice, first_word_bytes);
+      block_offset_ = Buffer(MemoryKind::kDevice, offset_bytes);
       block_first_word_.upload(walk.block_first_word.data(), first_word_bytes);
       block_offset_.upload(walk.block_offset.data(), offset_bytes);
       walk_.block_count = walk.block_offset.size();
@@ -265,7 +265,7 @@ class PipelineMethod final : public TransferMethod {
   std::vector<MPI_Request> requests_;
   std::uint64_t walk_serial_ = 0;
   DeviceWalk walk_;
-  Memory block_first_word_, block_offset_;
+  Buffer block_first_word_, block_offset_;
 };
 
 // The packed byte count, contiguous, copied to pinned host memory and sent from there: the
@@ -277,9 +277,9 @@ class ContigStagedMethod final : public TransferMethod {
   bool moves_contiguous_bytes() const override { return true; }
 
   void send(const Case& message, Workspace& workspace) override {
-    char* source = workspace.contig_send().data();
+    unsigned char* source = workspace.contig_send().data();
     if (workspace.on_device()) {
-      char* host = workspace.host_packed().data();
+      unsigned char* host = workspace.host_packed().data();
       BENCH_CUDA_CHECK(cudaMemcpy(host, source, message.packed, cudaMemcpyDeviceToHost));
       source = host;
     }
@@ -287,7 +287,7 @@ class ContigStagedMethod final : public TransferMethod {
   }
 
   void recv(const Case& message, Workspace& workspace) override {
-    char* target = workspace.on_device() ? workspace.host_packed().data() : workspace.contig_recv().data();
+    unsigned char* target = workspace.on_device() ? workspace.host_packed().data() : workspace.contig_recv().data();
     BENCH_MPI_CHECK(PMPI_Recv(target, static_cast<int>(message.packed), MPI_BYTE, link_.peer, kDataTag, link_.comm,
                               MPI_STATUS_IGNORE));
     if (workspace.on_device()) {

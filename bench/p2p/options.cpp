@@ -127,8 +127,7 @@ std::string show_number(double value) {
 }  // namespace
 
 std::string MemoryPair::name() const {
-  const auto kind = [](MemoryKind memory) { return memory == MemoryKind::kDevice ? "device" : "host"; };
-  return std::string(kind(rank0)) + ":" + kind(rank1);
+  return std::string(gddt_test::memory_kind_name(rank0)) + ":" + gddt_test::memory_kind_name(rank1);
 }
 
 const char* method_name(Method method) {

@@ -5,9 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "memory_buffer.hpp"
+
 namespace gddt::bench {
 
-enum class MemoryKind { kDevice, kHost };
+using gddt_test::MemoryKind;  // the benchmark takes kDevice and kHost
 
 // Where each rank keeps its buffers; rank 0 starts every ping-pong and sends every window.
 struct MemoryPair {
