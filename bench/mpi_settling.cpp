@@ -6,16 +6,14 @@
 //   mpiexec -n 2 gddt-bench-settling [bytes] [pageable|pinned]   (default 4096 pageable)
 #include <mpi.h>
 
-#include <cuda_runtime_api.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "median.hpp"
+#include "memory_buffer.hpp"
 
 namespace {
 
@@ -36,16 +34,14 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 2;
   }
-  void* buffer = nullptr;
-  if (memory == "pinned") {
-    if (cudaMallocHost(&buffer, static_cast<size_t>(bytes)) != cudaSuccess) {
-      std::fprintf(stderr, "gddt-bench-settling: no pinned memory without a usable GPU\n");
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-  } else {
-    buffer = std::malloc(static_cast<size_t>(bytes));
+  const gddt_test::MemoryKind kind = memory == "pinned" ? gddt_test::MemoryKind::kPinned : gddt_test::MemoryKind::kHost;
+  const std::string unavailable = gddt_test::prepare_memory_kind(kind);
+  if (!unavailable.empty()) {
+    std::fprintf(stderr, "gddt-bench-settling: %s\n", unavailable.c_str());
+    MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  std::memset(buffer, 1, static_cast<size_t>(bytes));
+  gddt_test::Buffer buffer(kind, static_cast<size_t>(bytes));
+  buffer.fill(1);
   const int peer = 1 - rank;
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) {
@@ -57,22 +53,18 @@ int main(int argc, char** argv) {
     for (int i = 0; i < kRoundTripsPerRun; ++i) {
       const double start = MPI_Wtime();
       if (rank == 0) {
-        MPI_Send(buffer, bytes, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
-        MPI_Recv(buffer, bytes, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(buffer.data(), bytes, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+        MPI_Recv(buffer.data(), bytes, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       } else {
-        MPI_Recv(buffer, bytes, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        MPI_Send(buffer, bytes, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+        MPI_Recv(buffer.data(), bytes, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(buffer.data(), bytes, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
       }
       one_way.push_back((MPI_Wtime() - start) / 2 * 1e6);
     }
     if (rank == 0) std::printf(" %.1f", median(one_way));
   }
   if (rank == 0) std::printf("\n");
-  if (memory == "pinned") {
-    cudaFreeHost(buffer);
-  } else {
-    std::free(buffer);
-  }
+  buffer = gddt_test::Buffer();  // freed while MPI, which may cache a registration of it, is up
   MPI_Finalize();
   return 0;
 }
