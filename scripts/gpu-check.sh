@@ -49,6 +49,16 @@ if [[ $stages == *tests* ]]; then
   grep -E "tests passed|\*\*\*|fuzz: [0-9]+ passed" "$out/tests-system-mpi.log" | tail -n 25
   echo "=== demo"
   mpiexec -n 2 build/gpu-sysmpi/examples/gddt-demo 256 2>&1 | tail -n 8
+  echo "=== Fortran callers on every memory kind (system MPI; the bundle has no Fortran layer)"
+  for program in build/gpu-sysmpi/tests/fortran/fortran_p2p_{mpif_h,use_mpi,f08}; do
+    [[ -x $program ]] || { echo "not built: $program (no Fortran compiler or bindings)"; continue; }
+    for memory in device managed pinned; do
+      timeout 120 mpiexec -n 2 "$program" "$memory" 2>&1 | grep -E "^(FAIL|fortran|SKIP)" | head -n 5
+      ((PIPESTATUS[0] == 0)) || { echo "FAILED: $program $memory"; status=1; }
+    done
+  done
+  [[ -x build/gpu-sysmpi/examples/gddt-halo-fortran ]] &&
+    { timeout 120 mpiexec -n 2 build/gpu-sysmpi/examples/gddt-halo-fortran 2>&1 | tail -n 1 || status=1; }
   if $cuda_built; then
     echo "=== CUDA-aware Open MPI (bundle): GPU tests"
     (source .devdeps/cuda-mpi/env.sh && build/gpu-cudampi/tools/gddt-info | grep -A1 "^MPI" &&

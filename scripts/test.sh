@@ -27,17 +27,18 @@ fi
 summary=()
 failed=0
 
-# run_config NAME MPICC MPICXX MPIEXEC EXCLUDED_TESTS [extra cmake arguments...]
+# run_config NAME MPICC MPICXX MPIFORT MPIEXEC EXCLUDED_TESTS [extra cmake arguments...]
 # EXCLUDED_TESTS is a ctest -E regular expression ("" for none).
 run_config() {
-  local name=$1 mpicc=$2 mpicxx=$3 mpiexec=$4 excluded=$5
-  shift 5
+  local name=$1 mpicc=$2 mpicxx=$3 mpifort=$4 mpiexec=$5 excluded=$6
+  shift 6
   local dir=build/$name started=$SECONDS result
   local ctest_args=(--output-on-failure -j "$test_jobs")
   [[ -n $excluded ]] && ctest_args+=(-E "$excluded")
   echo "=== [$name] configure"
   if ! cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      "-DMPI_C_COMPILER=$mpicc" "-DMPI_CXX_COMPILER=$mpicxx" "-DMPIEXEC_EXECUTABLE=$mpiexec" "$@"; then
+      "-DMPI_C_COMPILER=$mpicc" "-DMPI_CXX_COMPILER=$mpicxx" "-DMPI_Fortran_COMPILER=$mpifort" \
+      "-DMPIEXEC_EXECUTABLE=$mpiexec" "$@"; then
     result="configure FAILED"
   else
     echo "=== [$name] build"
@@ -61,10 +62,10 @@ run_config() {
 for config in "${configs[@]}"; do
   case $config in
     openmpi)
-      run_config openmpi mpicc.openmpi mpicxx.openmpi /usr/bin/mpiexec.openmpi "" "${cuda_args[@]}"
+      run_config openmpi mpicc.openmpi mpicxx.openmpi mpif90.openmpi /usr/bin/mpiexec.openmpi "" "${cuda_args[@]}"
       ;;
     mpich)
-      run_config mpich mpicc.mpich mpicxx.mpich /usr/bin/mpiexec.mpich "" "${cuda_args[@]}"
+      run_config mpich mpicc.mpich mpicxx.mpich mpifort.mpich /usr/bin/mpiexec.mpich "" "${cuda_args[@]}"
       ;;
     asan)
       # Open MPI's own allocations at MPI_Init are never freed; leak checking would fail every
@@ -73,7 +74,7 @@ for config in "${configs[@]}"; do
       # without the sanitizers against the instrumented library, which ASan refuses to load;
       # the other configurations run it.
       ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        run_config asan mpicc.openmpi mpicxx.openmpi /usr/bin/mpiexec.openmpi '^install_package$' \
+        run_config asan mpicc.openmpi mpicxx.openmpi mpif90.openmpi /usr/bin/mpiexec.openmpi '^install_package$' \
         -DGDDT_ENABLE_CUDA=OFF -DGDDT_SANITIZE=address,undefined
       ;;
     *)

@@ -12,6 +12,8 @@
 #include "core/config.hpp"
 #include "core/gpu.hpp"
 #include "gddt/gddt.h"
+#include "core/counters.hpp"
+#include "mpi/fortran.hpp"
 #include "protocol/cuda_awareness.hpp"
 
 namespace {
@@ -68,6 +70,26 @@ void print_settings() {
   for (const std::string& problem : problems) std::printf("  %s\n", problem.c_str());
 }
 
+// Whether Fortran callers reach gddt, and how (src/mpi/entry_points.py).
+std::string fortran_interception() {
+  const std::string layer = gddt::mpi::fortran::kLayer;
+  const std::string defined = std::to_string(gddt::mpi::fortran::kEntryPoints) + " Fortran functions";
+  if (layer == "open_mpi") return "gddt defines " + defined + " of Open MPI's Fortran layer, which calls PMPI_* itself";
+  if (layer == "mpich_f08")
+    return "gddt defines " + defined + " of MPICH's mpi_f08 layer, which calls PMPI_* itself; the others call MPI_*";
+  return "through gddt's C entry points, if the library's Fortran layer calls MPI_* (none was found at build time)";
+}
+
+void print_counters() {
+  std::printf("\nCounters (gddt_counter(), GDDT_STATS=1):\n");
+  Table table;
+  for (int i = 0; i < static_cast<int>(gddt::counters::Counter::kCount); ++i) {
+    const auto counter = static_cast<gddt::counters::Counter>(i);
+    table.push_back({gddt::counters::name(counter), gddt::counters::help(counter)});
+  }
+  print_table(table);
+}
+
 void print_mpi() {
   char version[MPI_MAX_LIBRARY_VERSION_STRING];
   int length = 0;
@@ -84,6 +106,7 @@ void print_mpi() {
     start = end + 1;
   }
   table.push_back({"CUDA-aware:", how});
+  table.push_back({"Fortran:", fortran_interception()});
   std::printf("\nMPI:\n");
   print_table(table);
 }
@@ -161,6 +184,7 @@ int main(int argc, char** argv) {
   std::printf("gddt %s\n\n", gddt_version_string());
   print_settings();
   print_mpi();
+  print_counters();
   print_cuda();
 
   if (!initialized) MPI_Finalize();

@@ -30,6 +30,8 @@ std::int64_t value(Counter counter) {
 
 const char* name(Counter counter) { return kEntries[static_cast<int>(counter)].name; }
 
+const char* help(Counter counter) { return kEntries[static_cast<int>(counter)].help; }
+
 void print(const std::string& who) {
   for (int i = 0; i < static_cast<int>(Counter::kCount); ++i) {
     const std::int64_t v = value(static_cast<Counter>(i));

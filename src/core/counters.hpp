@@ -26,6 +26,7 @@ inline void add(Counter counter, std::int64_t amount) {
 
 std::int64_t value(Counter counter);
 const char* name(Counter counter);
+const char* help(Counter counter);
 
 // Every non-zero counter on one line each, "gddt[rank] stats: name value (help)", to stderr.
 void print(const std::string& who);

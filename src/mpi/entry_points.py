@@ -2,14 +2,19 @@
 """Everything gddt derives from its MPI entry-point table (entry_points.txt beside this file).
 
   entry_points.py shims --declared MPI_H_PREPROCESSED --cpp OUT.cpp --hpp OUT.hpp --names OUT.inc
+                       --fortran OUT_FORTRAN.cpp
       the exported shims of the functions the MPI library's mpi.h declares, the declarations of
       gddt's implementations (gddt::mpi::entry) with a GDDT_HAVE_MPI_<name> macro per declared
-      function, and one GDDT_ENTRY_POINT(class, name) line per declared function for the tests
+      function, one GDDT_ENTRY_POINT(class, name) line per declared function for the tests, and
+      the Fortran entry points of those gddt does not forward that --fortran-library, the
+      library's Fortran layer, defines where it calls PMPI_* itself
   entry_points.py markdown [--check DOC]
       docs/entry-points.md; with --check, fails when DOC differs from it
-  entry_points.py check-library LIBRARY... [--gddt LIBGDDT --declared MPI_H_PREPROCESSED]
+  entry_points.py check-library LIBRARY... [--gddt LIBGDDT --declared MPI_H_PREPROCESSED
+                                            --fortran-library LIBMPI_MPIFH]
       fails when a library exports an MPI_* function that the table lacks, or (with --gddt)
-      when libgddt does not export the shim of a declared function that has one
+      when libgddt does not export the shim of a declared function that has one, or exports
+      other Fortran entry points than those of the library's Fortran layer that need them
 """
 import argparse
 import pathlib
@@ -97,7 +102,7 @@ def declared_functions(preprocessed):
     return {"MPI_" + m for m in re.findall(r"\bPMPI_(\w+)\s*\(", text)}
 
 
-def guard(row):
+def guard(row, refusal="return refused;"):
     named = {d.split()[1] if d.startswith("const") else d.split()[0]: n for d, n in row.parameters}
     target, handle = next(((f, named[t]) for t, f in TARGETS.items() if t in named), (None, None))
     buffers = []
@@ -116,7 +121,7 @@ def guard(row):
     return [
         "  if (!gddt::mpi::stepped_aside()) {",
         f"    const int refused = gddt::mpi::{call};",
-        "    if (refused != MPI_SUCCESS) return refused;",
+        f"    if (refused != MPI_SUCCESS) {refusal}",
         "  }",
     ]
 
@@ -158,6 +163,209 @@ def write_shims(rows, declared, cpp, hpp, names):
             path.write_text(text)
 
 
+# Fortran layers that call PMPI_* themselves, past any C interposer, need gddt's own Fortran
+# functions: all of Open MPI's (mpif.h, `use mpi`, and through ompi_<name>_f also `use mpi_f08`),
+# and MPICH's mpi_f08 procedures without choice buffers (mpi_<name>_f08_; those with one, and its
+# mpif.h and `use mpi`, call MPI_*, which gddt's C shims serve). So gddt defines the functions of
+# such a layer (the library's Fortran library, --fortran-library) whose rows are not forward:
+# under Open MPI ompi_<name>_f and the four manglings of mpif.h and `use mpi`, under MPICH
+# mpi_<name>_f08_. Intercepted functions convert their arguments (handles by the f2c/c2f
+# functions, INTEGER status arrays, the layer's MPI_BOTTOM, MPI_IN_PLACE and MPI_STATUS(ES)_IGNORE,
+# 1-based indices) and call gddt's implementation; the others check their buffers like the C
+# shims, start held sends where the row says blocking, and call the library's own function with
+# their arguments untouched.
+FORTRAN_LAYERS = {  # name of a function's Fortran symbol, and its aliases
+    "open_mpi": (lambda name: f"ompi_{name}_f",
+                 lambda name: [f"mpi_{name}", f"mpi_{name}_", f"mpi_{name}__", f"MPI_{name.upper()}"]),
+    "mpich_f08": (lambda name: f"mpi_{name}_f08_", lambda name: []),
+}
+FORTRAN_HANDLES = {"MPI_Datatype": "Type", "MPI_Comm": "Comm", "MPI_Request": "Request", "MPI_Message": "Message"}
+FORTRAN_NULLS = {"MPI_Datatype": "MPI_DATATYPE_NULL", "MPI_Comm": "MPI_COMM_NULL", "MPI_Request": "MPI_REQUEST_NULL",
+                 "MPI_Message": "MPI_MESSAGE_NULL"}
+FORTRAN_PROBES = {"MPI_Mprobe", "MPI_Improbe"}  # their message handle is only written
+FORTRAN_INDICES = {"indx", "index"}
+
+
+def fortran_name(row):
+    return row.short.lower()
+
+
+def fortran_hidden_lengths(row):
+    return [n for d, n in row.parameters if "char" in d]
+
+
+def fortran_forward(row):
+    """The library's own Fortran function, called with the caller's arguments."""
+    pointers = len(row.parameters) + 1 + len(fortran_hidden_lengths(row))
+    parameters = ", ".join(["void*"] * (len(row.parameters) + 1) + ["std::size_t"] * len(fortran_hidden_lengths(row)))
+    names = [f"a{i}" for i in range(pointers)]
+    declared = ", ".join(f"{t} {n}" for t, n in zip(parameters.split(", "), names)) if pointers else ""
+    return parameters, declared, ", ".join(names)
+
+
+def fortran_conversion(row):
+    """(Fortran parameters, code before the call, C arguments, code after the call)."""
+    params, before, args, after, lengths = [], [], [], [], []
+    count_name = next((n for d, n in row.parameters if d.startswith("int ") and n in ("count", "incount")), None)
+    for declaration, name in row.parameters:
+        base = declaration.replace("const ", "").split()[0]
+        pointer = "*" in declaration
+        array = "[]" in declaration
+        if "char" in declaration:
+            params.append(f"char* {name}")
+            lengths.append(f"std::size_t {name}_length")
+            before.append(f"  const std::string {name}_c = gddt::mpi::fortran::text({name}, {name}_length);")
+            args.append(f"{name}_c.c_str()")
+        elif base == "void":
+            params.append(f"char* {name}")
+            args.append(f"gddt::mpi::fortran::buffer({name})")
+        elif base == "int" and name == "array_of_indices":
+            params.append(f"MPI_Fint* {name}")
+            before.append(f"  std::vector<int> {name}_c(gddt::mpi::fortran::length(*{count_name}));")
+            args.append(f"{name}_c.data()")
+            after.append(f"  gddt::mpi::fortran::indices_out({name}_c.data(), outcount_c, {name});")
+        elif base == "int" and pointer:
+            params.append(f"MPI_Fint* {name}")
+            before.append(f"  int {name}_c = static_cast<int>(*{name});")
+            args.append(f"&{name}_c")
+            after.append(f"  *{name} = gddt::mpi::fortran::{'index_out' if name in FORTRAN_INDICES else 'integer_out'}({name}_c);")
+        elif base == "int":
+            params.append(f"MPI_Fint* {name}")
+            args.append(f"static_cast<int>(*{name})")
+        elif base == "MPI_Aint":
+            params.append(f"MPI_Aint* {name}")
+            args.append(name if pointer else f"*{name}")
+        elif base == "MPI_Status":
+            params.append(f"MPI_Fint* {name}")
+            size = f", *{count_name}" if array else ""
+            before.append(f"  gddt::mpi::fortran::Statuses {name}_c({name}{size});")
+            args.append(f"{name}_c.data()")
+            after.append(f"  {name}_c.out();")
+        elif base in FORTRAN_HANDLES:
+            kind = FORTRAN_HANDLES[base]
+            params.append(f"MPI_Fint* {name}")
+            if array:
+                before.append(f"  gddt::mpi::fortran::Handles<{base}> {name}_c({name}, *{count_name}, "
+                              f"[](MPI_Fint f) {{ return MPI_{kind}_f2c(f); }});")
+                args.append(f"{name}_c.data()")
+                after.append(f"  {name}_c.out([]({base} c) {{ return MPI_{kind}_c2f(c); }});")
+            elif pointer:
+                out_only = name.startswith("new") or row.name in FORTRAN_PROBES
+                start = FORTRAN_NULLS[base] if out_only else f"MPI_{kind}_f2c(*{name})"
+                before.append(f"  {base} {name}_c = {start};")
+                args.append(f"&{name}_c")
+                after.append(f"  *{name} = MPI_{kind}_c2f({name}_c);")
+            else:
+                args.append(f"MPI_{kind}_f2c(*{name})")
+        else:
+            fail(f"{row.name}: no Fortran conversion for '{declaration}'")
+    return params, before, args, after, lengths
+
+
+FORTRAN_TARGETS = {"MPI_Comm": "Comm", "MPI_Win": "Win", "MPI_File": "File"}
+
+
+def fortran_guard(row):
+    """The C arguments the guard of `row` reads, made from the Fortran ones (a0...), then it."""
+    named = {n: (i, d.replace("const ", "").split()[0]) for i, (d, n) in enumerate(row.parameters)}
+    target = next((n for n, (_, base) in named.items() if base in FORTRAN_TARGETS), None)
+    per_of = {datatype: per for _, datatype, per, _ in row.buffers}
+    lines = []
+    if target:
+        i, base = named[target]
+        lines.append(f"    const {base} {target} = MPI_{FORTRAN_TARGETS[base]}_f2c(*static_cast<MPI_Fint*>(a{i}));")
+    if "root" in named:
+        lines.append(f"    const int root = static_cast<int>(*static_cast<MPI_Fint*>(a{named['root'][0]}));")
+    made = set()
+    for buffer, datatype, per, _ in row.buffers:
+        if buffer not in made:
+            lines.append(f"    void* {buffer} = gddt::mpi::fortran::buffer(static_cast<char*>(a{named[buffer][0]}));")
+        if datatype in made:
+            continue
+        made |= {buffer, datatype}
+        i = named[datatype][0]
+        if per_of[datatype]:
+            lines.append(f"    const std::vector<MPI_Datatype> {datatype}_c = gddt::mpi::fortran::datatypes("
+                         f"static_cast<MPI_Fint*>(a{i}), {target}, Per::{PER[per]});")
+            lines.append(f"    const MPI_Datatype* {datatype} = {datatype}_c.data();")
+        else:
+            lines.append(f"    const MPI_Datatype {datatype} = MPI_Type_f2c(*static_cast<MPI_Fint*>(a{i}));")
+    ierror = f"a{len(row.parameters)}"
+    refusal = f"{{\n      if ({ierror} != nullptr) *static_cast<MPI_Fint*>({ierror}) = refused;\n      return;\n    }}"
+    checks = ["  " + line for line in guard(row, refusal)]
+    return ["  {", *lines, *checks, "  }"]
+
+
+def fortran_shim(row, layer):
+    symbol_of, aliases_of = FORTRAN_LAYERS[layer]
+    symbol = symbol_of(fortran_name(row))
+    forward_types, forward_declared, forward_names = fortran_forward(row)
+    library = f'static const auto library = gddt::mpi::fortran::library<void (*)({forward_types})>("{symbol}");'
+    if row.kind == "intercepted":
+        params, before, args, after, lengths = fortran_conversion(row)
+        signature = ", ".join(params + ["MPI_Fint* ierror"] + lengths)
+        passed = ", ".join([p.split()[-1] for p in params] + ["ierror"] + [n.split()[-1] for n in lengths])
+        body = ["  gddt::counters::add(gddt::counters::Counter::kFortranCalls, 1);",
+                "  if (gddt::mpi::stepped_aside()) {",
+                f"    {library}",
+                f"    return library({passed});",
+                "  }",
+                *before,
+                f"  const int rc = gddt::mpi::entry::{row.short}({', '.join(args)});",
+                *after,
+                "  if (ierror != nullptr) *ierror = rc;"]
+    else:
+        signature = forward_declared
+        body = ["  gddt::counters::add(gddt::counters::Counter::kFortranCalls, 1);", f"  {library}"]
+        if row.buffers:
+            body += fortran_guard(row)
+        if row.kind == "blocking":
+            body.append("  const gddt::mpi::BlockingCall blocking;")
+        body.append(f"  library({forward_names});")
+    lines = [f"GDDT_FORTRAN_ENTRY void {symbol}({signature}) {{", *body, "}"]
+    lines += [f'GDDT_FORTRAN_ALIAS("{symbol}") void {alias}({signature});' for alias in aliases_of(fortran_name(row))]
+    return "\n".join(lines)
+
+
+def fortran_layer(library):
+    """Which kind of Fortran layer `library` is, and the functions it defines."""
+    if not library:
+        return None, set()
+    listing = subprocess.run(["nm", "-D", "--defined-only", library], capture_output=True, text=True, check=True)
+    defined = {f[2] for f in (line.split() for line in listing.stdout.splitlines()) if len(f) == 3 and f[1] in "TWi"}
+    if any(re.match(r"ompi_\w+_f$", name) for name in defined):
+        return "open_mpi", defined
+    if any(name.endswith("_f08_") for name in defined):
+        return "mpich_f08", defined
+    return None, defined
+
+
+def fortran_rows(rows, declared, layer, defined):
+    if layer is None:
+        return []
+    symbol_of = FORTRAN_LAYERS[layer][0]
+    return [r for r in rows if r.kind != "forward" and r.name in declared and symbol_of(fortran_name(r)) in defined]
+
+
+def write_fortran(rows, declared, library, cpp):
+    layer, defined = fortran_layer(library)
+    chosen = fortran_rows(rows, declared, layer, defined)
+    lines = [GENERATED, "#include <cstddef>", "#include <string>", "#include <vector>", "",
+             '#include "core/counters.hpp"', '#include "mpi/entry_points.hpp"', '#include "mpi/fortran.hpp"',
+             '#include "mpi/guard.hpp"', '#include "mpi/interpose.hpp"', "",
+             "using gddt::mpi::guard::Per;", "using gddt::mpi::guard::Side;",
+             "namespace guard = gddt::mpi::guard;", "",
+             "extern \"C\" {", ""]
+    lines += [fortran_shim(r, layer) + "\n" for r in chosen]
+    lines += ["}  // extern \"C\"", "",
+              f"const int gddt::mpi::fortran::kEntryPoints = {len(chosen)};",
+              f'const char* const gddt::mpi::fortran::kLayer = "{layer or ""}";', ""]
+    text = "\n".join(lines)
+    path = pathlib.Path(cpp)
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
 def markdown(rows):
     titles = {
         "intercepted": "Intercepted: gddt implements them",
@@ -184,13 +392,15 @@ def markdown(rows):
     return "\n".join(out)
 
 
-def exported(library):
+def exported(library, pattern=r"MPI_\w*[a-z]\w*$"):
+    """The functions `library` defines whose names match `pattern` (by default the C MPI_*
+    functions, which all have a lower-case letter, unlike the Fortran MPI_SEND and the like)."""
     listing = subprocess.run(["nm", "-D", "--defined-only", library], capture_output=True, text=True, check=True)
     return {f[2] for f in (line.split() for line in listing.stdout.splitlines())
-            if len(f) == 3 and f[1] in "TWi" and re.match(r"MPI_\w+$", f[2])}
+            if len(f) == 3 and f[1] in "TWi" and re.match(pattern, f[2])}
 
 
-def check_library(rows, libraries, gddt, declared):
+def check_library(rows, libraries, gddt, declared, fortran_library):
     known = {r.name for r in rows}
     failed = False
     for library in libraries:
@@ -212,6 +422,15 @@ def check_library(rows, libraries, gddt, declared):
         for name in extra:
             print(f"  exported without a row that makes a shim: {name}")
         failed = failed or bool(absent) or bool(extra)
+        layer, library_defined = fortran_layer(fortran_library)
+        symbol_of = FORTRAN_LAYERS[layer][0] if layer else None
+        wanted = {symbol_of(fortran_name(r)) for r in fortran_rows(rows, present, layer, library_defined)}
+        defined = exported(gddt, r"(ompi_\w+_f|mpi_\w+_f08_)$")
+        print(f"{gddt}: {len(wanted)} Fortran entry points expected ({layer or 'no Fortran layer that needs them'}), "
+              f"{len(defined)} exported")
+        for name in sorted(wanted ^ defined):
+            print(f"  {'not exported' if name in wanted else 'exported though not expected'}: {name}")
+        failed = failed or wanted != defined
     return 1 if failed else 0
 
 
@@ -223,16 +442,21 @@ def main():
     s.add_argument("--cpp", required=True)
     s.add_argument("--hpp", required=True)
     s.add_argument("--names", required=True)
+    s.add_argument("--fortran", required=True)
+    s.add_argument("--fortran-library", help="the library's Fortran layer (libmpi_mpifh, libmpichfort), if any")
     m = sub.add_parser("markdown")
     m.add_argument("--check")
     c = sub.add_parser("check-library")
     c.add_argument("libraries", nargs="+")
     c.add_argument("--gddt")
     c.add_argument("--declared")
+    c.add_argument("--fortran-library")
     args = parser.parse_args()
     rows = read_table()
     if args.command == "shims":
-        write_shims(rows, declared_functions(args.declared), args.cpp, args.hpp, args.names)
+        declared = declared_functions(args.declared)
+        write_shims(rows, declared, args.cpp, args.hpp, args.names)
+        write_fortran(rows, declared, args.fortran_library, args.fortran)
     elif args.command == "markdown":
         text = markdown(rows) + "\n"
         if not args.check:
@@ -242,7 +466,7 @@ def main():
     else:
         if args.gddt and not args.declared:
             fail("--gddt needs --declared")
-        return check_library(rows, args.libraries, args.gddt, args.declared)
+        return check_library(rows, args.libraries, args.gddt, args.declared, args.fortran_library)
     return 0
 
 

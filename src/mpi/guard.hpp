@@ -38,6 +38,10 @@ struct Buffer {
 
 constexpr int kNotRooted = INT_MIN;
 
+// The number of datatypes of a buffer of `per` on `comm`; 0 where the communicator cannot tell
+// (the library reports the erroneous call).
+int datatypes_of(MPI_Comm comm, Per per);
+
 // Each returns MPI_SUCCESS, or MPI_ERR_UNSUPPORTED_OPERATION raised on the handle. `root` is
 // the call's root argument, kNotRooted for calls without one.
 int on_comm(MPI_Comm comm, int root, std::initializer_list<Buffer> buffers);
