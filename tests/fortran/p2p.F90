@@ -114,6 +114,11 @@ program fortran_p2p
   call MPI_SEND(send, 1, MPI_DATATYPE_NULL, peer, 11, MPI_COMM_WORLD, ierr)
   call MPI_ERROR_CLASS(ierr, error_class, i)
   call check(error_class == MPI_ERR_TYPE, 'MPI_SEND with MPI_DATATYPE_NULL gives MPI_ERR_TYPE', rank)
+  call MPI_SEND(send, 1, 123456, peer, 11, MPI_COMM_WORLD, ierr)
+  call MPI_ERROR_CLASS(ierr, error_class, i)
+  call check(error_class == MPI_ERR_TYPE, 'MPI_SEND with a handle that names no datatype gives MPI_ERR_TYPE', rank)
+  call MPI_WAIT(requests(1), status, ierr)
+  call check(ierr == MPI_SUCCESS .and. requests(1) == MPI_REQUEST_NULL, 'MPI_WAIT on MPI_REQUEST_NULL', rank)
 
   ! gddt did the work: counted sides of its messages and packs; Fortran calls where the
   ! library's Fortran layer bypasses the C entry points (Open MPI).
