@@ -52,10 +52,10 @@ template <typename Index, typename TypedOffset>
   return ::testing::AssertionSuccess();
 }
 
-// Moves a block-list window in the order of move_spans() in kernels.cuh: spans of `rows` rows
-// of 32 words, each lane finding its pieces with a cursor. Every offset found with the cursor
-// must equal the one found by searching the table, which the other kernels use, and the one
-// found by searching `plain`, the same table without a word map.
+// Moves a block-list window in the order of move_spans() in block_list_kernels.cuh: spans of
+// `rows` rows of 32 words, each lane finding its pieces with a cursor. Every offset found with
+// the cursor must equal the one found by searching the table, which the other kernels use, and
+// the one found by searching `plain`, the same table without a word map.
 template <typename Index>
 ::testing::AssertionResult emulate_spans(bool unpack, const BlockListArgs<Index>& args, const PieceTable& table,
                                          const PieceTable& plain, int width, int rows) {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "pack/backend.hpp"
-#include "pack/cuda/kernels.cuh"
+#include "pack/cuda/kernels.hpp"
 #include "pack/cuda/plan.hpp"
 #include "pack/cuda/resident.hpp"
 
@@ -137,7 +137,7 @@ Status launch_strided(const StridedPlan& plan, const void* typed, const void* pa
       using Index = typename decltype(index)::type;
       StridedArgs<Index> args = strided_args<Index>(plan, typed, packed);
       return with_dims(plan.ndims, [&](auto dims) {
-        auto* kernel = strided_kernel<W, decltype(dims)::value, kUnpack, Index>;
+        const auto kernel = strided_instance<W, decltype(dims)::value, kUnpack, Index>();
         const unsigned grid = fit_grid<kWordsPerThread<W>>(&args.window, kernel, 0);
         kernel<<<grid, kThreadsPerBlock, 0, stream>>>(args);
         return gpu::check_last_error(kUnpack ? "strided unpack kernel launch" : "strided pack kernel launch");
@@ -155,7 +155,8 @@ Status launch_block_list(const BlockListPlan& plan, const PieceTable& table, con
       using Index = typename decltype(index)::type;
       BlockListArgs<Index> args = block_list_args<Index>(plan, table, typed, packed);
       const unsigned shared = shared_table_bytes(table);
-      auto* kernel = shared != 0 ? block_list_kernel<W, kUnpack, true, Index> : block_list_kernel<W, kUnpack, false, Index>;
+      const auto kernel = shared != 0 ? block_list_instance<W, kUnpack, true, Index>()
+                                      : block_list_instance<W, kUnpack, false, Index>();
       const unsigned grid = fit_grid<kBlockListMostPerThread<kUnpack>>(&args.window, kernel, shared);
       kernel<<<grid, kThreadsPerBlock, shared, stream>>>(args);
       return gpu::check_last_error(kUnpack ? "block-list unpack kernel launch" : "block-list pack kernel launch");
@@ -196,7 +197,7 @@ Status launch_strided_set(const SetMember* const* members, int count, cudaStream
   return with_width(key.width, [&](auto width) {
     constexpr int W = decltype(width)::value;
     return with_dims(key.variant, [&](auto dims) {
-      auto* kernel = strided_set_kernel<W, decltype(dims)::value, kUnpack, std::uint32_t>;
+      const auto kernel = strided_set_instance<W, decltype(dims)::value, kUnpack>();
       WindowSet<StridedArgs<std::uint32_t>> set;
       unsigned grid = 1;
       for (int i = 0; i < count; ++i) {
@@ -215,8 +216,8 @@ Status launch_block_list_set(const SetMember* const* members, int count, cudaStr
   const SetKey key = members[0]->key;
   return with_width(key.width, [&](auto width) {
     constexpr int W = decltype(width)::value;
-    auto* kernel = key.variant != 0 ? block_list_set_kernel<W, kUnpack, true, std::uint32_t>
-                                    : block_list_set_kernel<W, kUnpack, false, std::uint32_t>;
+    const auto kernel =
+        key.variant != 0 ? block_list_set_instance<W, kUnpack, true>() : block_list_set_instance<W, kUnpack, false>();
     WindowSet<BlockListArgs<std::uint32_t>> set;
     unsigned shared = 0;
     for (int i = 0; i < count; ++i) shared = std::max(shared, shared_table_bytes(members[i]->table));

@@ -1,0 +1,8 @@
+// The block-list kernels that unpack: one line of the instance table in kernels.hpp.
+#include "pack/cuda/block_list_kernels.cuh"
+
+namespace gddt::pack::cuda_impl {
+
+GDDT_BLOCK_LIST_INSTANCES(, true)
+
+}  // namespace gddt::pack::cuda_impl

@@ -1,0 +1,120 @@
+// What the launches (cuda_backend.cu) know of the pack and unpack kernels: their block and tile
+// shapes, and a function per kernel instance that returns it. The kernels' code compiles only in
+// thin files, one per kernel family and direction, driven by the table at the end: nvcc builds
+// them in parallel, and a change to one family's kernels recompiles that family's files alone.
+// Plain C++: the host code that includes it sees no kernel code.
+//
+// The launches get each kernel from a function rather than through `extern template`
+// declarations of the kernel templates: whole-program nvcc gives a kernel template's host stub
+// internal linkage (-static-global-template-stub, on by default in CUDA 13), so only the file
+// that instantiates a kernel can name it.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "pack/backend.hpp"
+#include "pack/cuda/addressing.hpp"
+
+namespace gddt::pack::cuda_impl {
+
+constexpr int kThreadsPerBlock = 256;
+
+template <int N>
+using Constant = std::integral_constant<int, N>;
+
+// Calls fn(Constant<W>{}) for a run-time word width W, so each width gets its own instance.
+template <typename Fn>
+decltype(auto) with_width(int width, Fn&& fn) {
+  switch (width) {
+    case 16: return fn(Constant<16>{});
+    case 8: return fn(Constant<8>{});
+    case 4: return fn(Constant<4>{});
+    case 2: return fn(Constant<2>{});
+    default: return fn(Constant<1>{});
+  }
+}
+
+// Independent words each thread keeps in flight: 64 bytes of wide words, or eight narrow
+// ones, so index arithmetic and memory latency overlap.
+template <int W>
+constexpr int kWordsPerThread = W >= 8 ? 64 / W : 8;
+
+// Block-list kernels keep four words in flight per thread: their lookups hold many values per
+// word, and with eight an 8-byte pack needs 80 registers, leaving room for 3 resident blocks
+// of 256 threads per multiprocessor instead of 5 (at 48): 1.16-1.29x faster at 256 MiB on an
+// H200 (performance.md).
+constexpr int kBlockListWordsPerThread = 4;
+
+// Whether a block-list kernel moves its words in spans (move_spans) or in tiles (move_words).
+template <bool kUnpack>
+constexpr bool kBlockListSpans = kUnpack;
+
+// The most words a thread of a block-list kernel moves per tile or span.
+template <bool kUnpack>
+constexpr int kBlockListMostPerThread = kBlockListSpans<kUnpack> ? kBlockListRowsPerSpan : kBlockListWordsPerThread;
+
+// Several windows of one kind moved by one launch, which costs the host as much as a launch
+// for one (3.3-4 us on an H200): row blockIdx.y of the grid moves window blockIdx.y. Messages
+// posted back to back (a window of nonblocking sends, receives completing together) share one.
+template <typename Args>
+struct WindowSet {
+  Args windows[kSetMost];
+};
+
+GDDT_HOST_DEVICE unsigned shared_table_bytes(const PieceTable& table) {
+  return table.bytes <= kMaxSharedTableBytes ? table.bytes : 0;
+}
+
+// What a launch (kernel<<<...>>>(args)) goes through: the kernel's host stub, which the file that
+// compiled the kernel hands out.
+template <typename Args>
+using Kernel = void (*)(Args);
+
+// The kernel instances: strided_kernel and strided_set_kernel (strided_kernels.cuh), and
+// block_list_kernel and block_list_set_kernel (block_list_kernels.cuh), with the same template
+// arguments. Sets have 32-bit indices only.
+template <int W, int kDims, bool kUnpack, typename Index>
+Kernel<StridedArgs<Index>> strided_instance();
+template <int W, int kDims, bool kUnpack>
+Kernel<WindowSet<StridedArgs<std::uint32_t>>> strided_set_instance();
+template <int W, bool kUnpack, bool kTableInShared, typename Index>
+Kernel<BlockListArgs<Index>> block_list_instance();
+template <int W, bool kUnpack, bool kTableInShared>
+Kernel<WindowSet<BlockListArgs<std::uint32_t>>> block_list_set_instance();
+
+// ---- the instances, one table ------------------------------------------------------------------
+
+// X(..., value) for each value a kernel's template argument takes: the word widths of
+// with_width, the unrolled dimensions of with_dims (cuda_backend.cu), either of a flag.
+#define GDDT_EACH_WIDTH(X, ...) \
+  X(__VA_ARGS__, 1) X(__VA_ARGS__, 2) X(__VA_ARGS__, 4) X(__VA_ARGS__, 8) X(__VA_ARGS__, 16)
+#define GDDT_EACH_DIMS(X, ...) X(__VA_ARGS__, 2) X(__VA_ARGS__, 4) X(__VA_ARGS__, kMaxWordDims)
+#define GDDT_EACH_FLAG(X, ...) X(__VA_ARGS__, false) X(__VA_ARGS__, true)
+
+// Explicit instantiations (PREFIX empty) or their declarations (PREFIX extern) of a family's
+// kernel with 32- and 64-bit indices and of its set kernel, for the given leading template
+// arguments.
+#define GDDT_FAMILY_INSTANCES(PREFIX, family, Args, ...)                                       \
+  PREFIX template Kernel<Args<std::uint32_t>> family##_instance<__VA_ARGS__, std::uint32_t>(); \
+  PREFIX template Kernel<Args<std::uint64_t>> family##_instance<__VA_ARGS__, std::uint64_t>(); \
+  PREFIX template Kernel<WindowSet<Args<std::uint32_t>>> family##_set_instance<__VA_ARGS__>();
+
+// Those of the strided and of the block-list kernels of one direction.
+#define GDDT_STRIDED_DIMS(PREFIX, kUnpack, W, kDims) \
+  GDDT_FAMILY_INSTANCES(PREFIX, strided, StridedArgs, W, kDims, kUnpack)
+#define GDDT_STRIDED_WIDTH(PREFIX, kUnpack, W) GDDT_EACH_DIMS(GDDT_STRIDED_DIMS, PREFIX, kUnpack, W)
+#define GDDT_STRIDED_INSTANCES(PREFIX, kUnpack) GDDT_EACH_WIDTH(GDDT_STRIDED_WIDTH, PREFIX, kUnpack)
+#define GDDT_BLOCK_LIST_SHARED(PREFIX, kUnpack, W, kTableInShared) \
+  GDDT_FAMILY_INSTANCES(PREFIX, block_list, BlockListArgs, W, kUnpack, kTableInShared)
+#define GDDT_BLOCK_LIST_WIDTH(PREFIX, kUnpack, W) GDDT_EACH_FLAG(GDDT_BLOCK_LIST_SHARED, PREFIX, kUnpack, W)
+#define GDDT_BLOCK_LIST_INSTANCES(PREFIX, kUnpack) GDDT_EACH_WIDTH(GDDT_BLOCK_LIST_WIDTH, PREFIX, kUnpack)
+
+// Each line is compiled by one file: strided_pack.cu, strided_unpack.cu, block_list_pack.cu,
+// block_list_unpack.cu.
+GDDT_STRIDED_INSTANCES(extern, false)
+GDDT_STRIDED_INSTANCES(extern, true)
+GDDT_BLOCK_LIST_INSTANCES(extern, false)
+GDDT_BLOCK_LIST_INSTANCES(extern, true)
+
+}  // namespace gddt::pack::cuda_impl
