@@ -1,6 +1,6 @@
 // What every pack and unpack kernel runs: moving the words of a window, specialized by word width
 // and direction, given how a word's typed offset is found. The kernels are in
-// strided_kernels.cuh, block_list_kernels.cuh and resident.cu.
+// strided_kernels.cuh, block_list_kernels.cuh and resident_kernel.cu.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -33,7 +33,7 @@ struct WordOf<16> {
 };
 
 // How move_words reads. A kernel launched after the data was written may read through L1; the
-// resident kernel (resident.cu) outlives many writes to the same buffers, and its L1 may still
+// resident kernel (resident_kernel.cu) outlives many writes to the same buffers, and its L1 may still
 // hold their old bytes, so it fetches every word again.
 enum class Reads { kCached, kFetchAgain };
 
