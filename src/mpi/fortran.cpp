@@ -25,25 +25,18 @@ Sentinels sentinels(const char* open_mpi, const char* mpich_f08) {
   return found;
 }
 
-bool is_one_of(const void* address, const Sentinels& candidates) {
-  return address != nullptr && std::find(candidates.begin(), candidates.end(), address) != candidates.end();
-}
+enum Sentinel { kBottom, kInPlace, kStatusIgnore, kStatusesIgnore, kSentinels };
 
-const Sentinels& bottom() {
-  static const Sentinels found = sentinels("mpi_fortran_bottom", "MPIR_F08_MPI_BOTTOM");
-  return found;
-}
-const Sentinels& in_place() {
-  static const Sentinels found = sentinels("mpi_fortran_in_place", "MPIR_F08_MPI_IN_PLACE");
-  return found;
-}
-const Sentinels& status_ignore() {
-  static const Sentinels found = sentinels("mpi_fortran_status_ignore", "MPIR_F08_MPI_STATUS_IGNORE_OBJ");
-  return found;
-}
-const Sentinels& statuses_ignore() {
-  static const Sentinels found = sentinels("mpi_fortran_statuses_ignore", "MPIR_F08_MPI_STATUSES_IGNORE_OBJ");
-  return found;
+// Whether `address` is the Fortran layer's `sentinel`; its addresses are looked up once.
+bool is(const void* address, Sentinel sentinel) {
+  static const std::array<Sentinels, kSentinels> known = {
+      sentinels("mpi_fortran_bottom", "MPIR_F08_MPI_BOTTOM"),
+      sentinels("mpi_fortran_in_place", "MPIR_F08_MPI_IN_PLACE"),
+      sentinels("mpi_fortran_status_ignore", "MPIR_F08_MPI_STATUS_IGNORE_OBJ"),
+      sentinels("mpi_fortran_statuses_ignore", "MPIR_F08_MPI_STATUSES_IGNORE_OBJ"),
+  };
+  const Sentinels& candidates = known[sentinel];
+  return address != nullptr && std::find(candidates.begin(), candidates.end(), address) != candidates.end();
 }
 
 // The INTEGERs of one Fortran status.
@@ -52,8 +45,8 @@ constexpr std::size_t kStatusIntegers = sizeof(MPI_Status) / sizeof(MPI_Fint);
 }  // namespace
 
 void* buffer(char* fortran) {
-  if (is_one_of(fortran, bottom())) return MPI_BOTTOM;
-  return is_one_of(fortran, in_place()) ? MPI_IN_PLACE : fortran;
+  if (is(fortran, kBottom)) return MPI_BOTTOM;
+  return is(fortran, kInPlace) ? MPI_IN_PLACE : fortran;
 }
 
 std::vector<MPI_Datatype> datatypes(const MPI_Fint* fortran, MPI_Comm comm, guard::Per per) {
@@ -77,12 +70,12 @@ void indices_out(const int* indices, int count, MPI_Fint* fortran) {
 }
 
 Statuses::Statuses(MPI_Fint* fortran)
-    : fortran_(fortran), array_(false), ignored_(is_one_of(fortran, status_ignore())), c_(ignored_ ? 0 : 1) {}
+    : fortran_(fortran), array_(false), ignored_(is(fortran, kStatusIgnore)), c_(ignored_ ? 0 : 1) {}
 
 Statuses::Statuses(MPI_Fint* fortran, MPI_Fint count)
     : fortran_(fortran),
       array_(true),
-      ignored_(is_one_of(fortran, statuses_ignore())),
+      ignored_(is(fortran, kStatusesIgnore)),
       c_(ignored_ ? 0 : std::max<std::size_t>(length(count), 1)) {}
 
 void Statuses::out() const {

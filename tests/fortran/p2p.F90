@@ -60,28 +60,28 @@ program fortran_p2p
     call check(ierr == MPI_SUCCESS, 'MPI_RECV', rank)
     call MPI_GET_COUNT(status, vector, count, ierr)
     call check(count == 1 .and. status(MPI_SOURCE) == 0 .and. status(MPI_TAG) == 7, 'MPI_RECV status', rank)
-    call expect_every_other(recv_buffer, theirs, 'MPI_SEND to MPI_RECV')
+    call expect_elements(recv_buffer, every_other(theirs, poison), 'MPI_SEND to MPI_RECV', rank)
   end if
 
   ! Both ways at once, completed by MPI_WAITALL, then by MPI_WAITANY and MPI_WAIT.
-  call reset(recv_buffer)
+  recv => renewed(recv_buffer, memory, poison)
   call MPI_IRECV(recv, 1, vector, peer, 8, MPI_COMM_WORLD, requests(1), ierr)
   call MPI_ISEND(send, 1, vector, peer, 8, MPI_COMM_WORLD, requests(2), ierr)
   call MPI_WAITALL(2, requests, statuses, ierr)
   call check(ierr == MPI_SUCCESS .and. all(requests == MPI_REQUEST_NULL), 'MPI_WAITALL', rank)
   call check(statuses(MPI_SOURCE, 1) == peer .and. statuses(MPI_TAG, 1) == 8, 'MPI_WAITALL statuses', rank)
-  call expect_every_other(recv_buffer, theirs, 'MPI_ISEND to MPI_IRECV, MPI_WAITALL')
-  call reset(recv_buffer)
+  call expect_elements(recv_buffer, every_other(theirs, poison), 'MPI_ISEND to MPI_IRECV, MPI_WAITALL', rank)
+  recv => renewed(recv_buffer, memory, poison)
   call MPI_IRECV(recv, 1, vector, peer, 9, MPI_COMM_WORLD, requests(1), ierr)
   call MPI_ISEND(send, 1, vector, peer, 9, MPI_COMM_WORLD, requests(2), ierr)
   call MPI_WAITANY(2, requests, index, status, ierr)
   call check(ierr == MPI_SUCCESS .and. (index == 1 .or. index == 2), 'MPI_WAITANY index (from 1)', rank)
   call check(requests(index) == MPI_REQUEST_NULL, 'MPI_WAITANY frees the request it names', rank)
   call MPI_WAIT(requests(3 - index), MPI_STATUS_IGNORE, ierr)
-  call expect_every_other(recv_buffer, theirs, 'MPI_WAITANY, MPI_WAIT')
+  call expect_elements(recv_buffer, every_other(theirs, poison), 'MPI_WAITANY, MPI_WAIT', rank)
 
   ! MPI_BOTTOM with the absolute address of the send buffer.
-  call reset(recv_buffer)
+  recv => renewed(recv_buffer, memory, poison)
   call MPI_GET_ADDRESS(send, displacements(1), ierr)
   lengths(1) = 1
   call MPI_TYPE_CREATE_HINDEXED(1, lengths, displacements, vector, absolute, ierr)
@@ -89,7 +89,7 @@ program fortran_p2p
   call MPI_SENDRECV(MPI_BOTTOM, 1, absolute, peer, 10, recv, 1, vector, peer, 10, MPI_COMM_WORLD, &
                     MPI_STATUS_IGNORE, ierr)
   call check(ierr == MPI_SUCCESS, 'MPI_SENDRECV from MPI_BOTTOM', rank)
-  call expect_every_other(recv_buffer, theirs, 'MPI_SENDRECV from MPI_BOTTOM')
+  call expect_elements(recv_buffer, every_other(theirs, poison), 'MPI_SENDRECV from MPI_BOTTOM', rank)
   call MPI_TYPE_FREE(absolute, ierr)
 
   ! MPI_PACK and MPI_UNPACK against the library's own, on a host copy of the same elements.
@@ -100,14 +100,14 @@ program fortran_p2p
   call MPI_PACK(send, 1, vector, by_gddt, size(by_gddt), gddt_position, MPI_COMM_WORLD, ierr)
   call PMPI_PACK(mine, 1, vector, by_library, size(by_library), library_position, MPI_COMM_WORLD, ierr)
   call check(gddt_position == library_position .and. all(by_gddt == by_library), 'MPI_PACK bytes', rank)
-  call reset(recv_buffer)
+  recv => renewed(recv_buffer, memory, poison)
   got = poison
   position = 0
   call MPI_UNPACK(by_library, size(by_library), position, recv, 1, vector, MPI_COMM_WORLD, ierr)
   library_position = 0
   call PMPI_UNPACK(by_library, size(by_library), library_position, got, 1, vector, MPI_COMM_WORLD, ierr)
   call check(position == library_position, 'MPI_UNPACK position', rank)
-  call expect_equal(recv_buffer, got, 'MPI_UNPACK')
+  call expect_elements(recv_buffer, got, 'MPI_UNPACK', rank)
 
   ! A bad handle is an MPI error, not a crash.
   call MPI_COMM_SET_ERRHANDLER(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
@@ -134,34 +134,4 @@ program fortran_p2p
   if (rank == 0) write (*, '(a, i0, 2a)') 'fortran p2p: ', failures, ' failed checks, memory ', trim(memory)
   call MPI_FINALIZE(ierr)
   if (failures /= 0) stop 1
-
-contains
-
-  ! A new receive buffer full of poison.
-  subroutine reset(buffer)
-    type(c_ptr), intent(inout) :: buffer
-    call release(buffer)
-    buffer = buffer_of(memory, poison)
-    recv => address_of(buffer, n)
-  end subroutine
-
-  subroutine expect_every_other(buffer, sent, what)
-    type(c_ptr), intent(in) :: buffer
-    real(c_double), intent(in) :: sent(n)
-    character(len=*), intent(in) :: what
-    real(c_double) :: want(n)
-    want = poison
-    want(1:n:2) = sent(1:n:2)
-    call expect_equal(buffer, want, what)
-  end subroutine
-
-  subroutine expect_equal(buffer, want, what)
-    type(c_ptr), intent(in) :: buffer
-    real(c_double), intent(in) :: want(n)
-    character(len=*), intent(in) :: what
-    real(c_double), target :: seen(n)
-    call download(buffer, seen)
-    call check(all(seen == want), what//': received elements', rank)
-  end subroutine
-
 end program fortran_p2p

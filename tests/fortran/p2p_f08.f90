@@ -49,40 +49,40 @@ program fortran_p2p_f08
     call MPI_Recv(recv, 1, vector, 0, 7, MPI_COMM_WORLD, status)
     call MPI_Get_count(status, vector, count)
     call check(count == 1 .and. status%MPI_SOURCE == 0 .and. status%MPI_TAG == 7, 'MPI_Recv status', rank)
-    call expect_every_other(recv_buffer, theirs, 'MPI_Send to MPI_Recv')
+    call expect_elements(recv_buffer, every_other(theirs, poison), 'MPI_Send to MPI_Recv', rank)
   end if
 
-  call reset(recv_buffer)
+  recv => renewed(recv_buffer, memory, poison)
   call MPI_Irecv(recv, 1, vector, peer, 8, MPI_COMM_WORLD, requests(1))
   call MPI_Isend(send, 1, vector, peer, 8, MPI_COMM_WORLD, requests(2))
   call MPI_Waitall(2, requests, statuses)
   call check(all(requests == MPI_REQUEST_NULL) .and. statuses(1)%MPI_TAG == 8, 'MPI_Waitall', rank)
-  call expect_every_other(recv_buffer, theirs, 'MPI_Isend to MPI_Irecv, MPI_Waitall')
-  call reset(recv_buffer)
+  call expect_elements(recv_buffer, every_other(theirs, poison), 'MPI_Isend to MPI_Irecv, MPI_Waitall', rank)
+  recv => renewed(recv_buffer, memory, poison)
   call MPI_Irecv(recv, 1, vector, peer, 9, MPI_COMM_WORLD, requests(1))
   call MPI_Isend(send, 1, vector, peer, 9, MPI_COMM_WORLD, requests(2))
   call MPI_Waitany(2, requests, index, MPI_STATUS_IGNORE)
   call check(index == 1 .or. index == 2, 'MPI_Waitany index (from 1)', rank)
   call MPI_Wait(requests(3 - index), MPI_STATUS_IGNORE)
-  call expect_every_other(recv_buffer, theirs, 'MPI_Waitany, MPI_Wait')
+  call expect_elements(recv_buffer, every_other(theirs, poison), 'MPI_Waitany, MPI_Wait', rank)
 
-  call reset(recv_buffer)
+  recv => renewed(recv_buffer, memory, poison)
   call MPI_Get_address(send, displacements(1))
   call MPI_Type_create_hindexed(1, [1], displacements, vector, absolute)
   call MPI_Type_commit(absolute)
   call MPI_Sendrecv(MPI_BOTTOM, 1, absolute, peer, 10, recv, 1, vector, peer, 10, MPI_COMM_WORLD, &
                     MPI_STATUS_IGNORE)
-  call expect_every_other(recv_buffer, theirs, 'MPI_Sendrecv from MPI_BOTTOM')
+  call expect_elements(recv_buffer, every_other(theirs, poison), 'MPI_Sendrecv from MPI_BOTTOM', rank)
   call MPI_Type_free(absolute)
 
   position = 0
   call MPI_Pack(send, 1, vector, packed, size(packed), position, MPI_COMM_WORLD)
   unpacked = transfer(packed, unpacked)
   call check(position == size(packed) .and. all(unpacked == mine(1:n:2)), 'MPI_Pack bytes', rank)
-  call reset(recv_buffer)
+  recv => renewed(recv_buffer, memory, poison)
   position = 0
   call MPI_Unpack(packed, size(packed), position, recv, 1, vector, MPI_COMM_WORLD)
-  call expect_every_other(recv_buffer, mine, 'MPI_Unpack')
+  call expect_elements(recv_buffer, every_other(mine, poison), 'MPI_Unpack', rank)
 
   call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)
   call MPI_Send(send, 1, MPI_DATATYPE_NULL, peer, 11, MPI_COMM_WORLD, ierr)
@@ -99,26 +99,4 @@ program fortran_p2p_f08
   if (rank == 0) write (*, '(a, i0, 2a)') 'fortran p2p (mpi_f08): ', failures, ' failed checks, memory ', trim(memory)
   call MPI_Finalize()
   if (failures /= 0) stop 1
-
-contains
-
-  subroutine reset(buffer)
-    type(c_ptr), intent(inout) :: buffer
-    call release(buffer)
-    buffer = buffer_of(memory, poison)
-    recv => address_of(buffer, n)
-  end subroutine
-
-  subroutine expect_every_other(buffer, sent, what)
-    type(c_ptr), intent(in) :: buffer
-    real(c_double), intent(in) :: sent(n)
-    character(len=*), intent(in) :: what
-    real(c_double), target :: seen(n)
-    real(c_double) :: want(n)
-    want = poison
-    want(1:n:2) = sent(1:n:2)
-    call download(buffer, seen)
-    call check(all(seen == want), what//': received elements', rank)
-  end subroutine
-
 end program fortran_p2p_f08

@@ -5,6 +5,7 @@ module gddt_test_support
   implicit none
   private
   public :: usable, buffer_of, address_of, download, release, counter, staged_sides, check, failures
+  public :: expect_elements, every_other, renewed
 
   interface
     integer(c_int) function fortran_test_memory_usable(name, local_rank) bind(C)
@@ -83,6 +84,36 @@ contains
   integer(c_long_long) function staged_sides()
     staged_sides = counter('p2p.device-bytes.sides') + counter('p2p.device-staged.sides') + &
                    counter('p2p.host-span.sides') + counter('p2p.host-staged.sides')
+  end function
+
+  ! Frees `buffer` and makes a new one of `memory` holding `image`; returns its elements.
+  function renewed(buffer, memory, image) result(values)
+    type(c_ptr), intent(inout) :: buffer
+    character(len=*), intent(in) :: memory
+    real(c_double), intent(in), target :: image(:)
+    real(c_double), pointer :: values(:)
+    call release(buffer)
+    buffer = buffer_of(memory, image)
+    values => address_of(buffer, size(image))
+  end function
+
+  ! Checks that `buffer` holds `want`.
+  subroutine expect_elements(buffer, want, what, rank)
+    type(c_ptr), intent(in) :: buffer
+    real(c_double), intent(in) :: want(:)
+    character(len=*), intent(in) :: what
+    integer, intent(in) :: rank
+    real(c_double), target :: seen(size(want))
+    call download(buffer, seen)
+    call check(all(seen == want), what//': received elements', rank)
+  end subroutine
+
+  ! What a receive of every other element of `sent` leaves in a buffer that held `poison`.
+  function every_other(sent, poison) result(want)
+    real(c_double), intent(in) :: sent(:), poison(:)
+    real(c_double) :: want(size(sent))
+    want = poison
+    want(1::2) = sent(1::2)
   end function
 
   subroutine check(ok, what, rank)
