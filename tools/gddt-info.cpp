@@ -114,7 +114,7 @@ void print_mpi() {
 std::string cuda_usability() {
   if (!gddt::gpu::compiled_in()) return "no (built without CUDA)";
   if (gddt::gpu::available()) return "yes";
-  if (gddt::config::settings().cuda == "off") return "no (GDDT_CUDA=off)";
+  if (gddt::config::cuda() == gddt::config::Cuda::kOff) return "no (GDDT_CUDA=off)";
   if (gddt::gpu::driver_version() == 0) return "no (no CUDA driver)";
   return "no (no GPU)";
 }

@@ -2,6 +2,7 @@
 // This is the only file that reads the environment.
 #include "core/config.hpp"
 
+#include <algorithm>
 #include <strings.h>
 #include <sys/stat.h>
 
@@ -32,7 +33,7 @@ struct Entry {
   const char* help;
   // Stores the parsed value; false (field untouched) when `text` is not valid for the row.
   bool (*assign)(const Entry& entry, const std::string& text, Settings* settings);
-  std::string (*format)(const Settings& settings);
+  std::string (*format)(const Entry& entry, const Settings& settings);
 };
 
 std::string lowercase(std::string text) {
@@ -70,31 +71,41 @@ bool parse_value(const Entry& entry, const std::string& text, std::uint64_t* fie
   return true;
 }
 
-// Enum rows accept one of the '|'-separated values (any case); string rows accept anything.
-bool parse_value(const Entry& entry, const std::string& text, std::string* field) {
-  if (entry.kind != Kind::kEnum) {
-    *field = text;
-    return true;
-  }
-  std::string word = lowercase(text);
-  std::string values = entry.values;
-  for (std::size_t start = 0; start <= values.size();) {
-    std::size_t end = values.find('|', start);
-    if (end == std::string::npos) end = values.size();
-    if (values.compare(start, end - start, word) == 0) {
-      *field = word;
-      return true;
-    }
+// The '|'-separated values of an enum row.
+std::vector<std::string> values_of(const Entry& entry) {
+  std::vector<std::string> values;
+  const std::string text = entry.values;
+  for (std::size_t start = 0; start <= text.size();) {
+    std::size_t end = text.find('|', start);
+    if (end == std::string::npos) end = text.size();
+    values.push_back(text.substr(start, end - start));
     start = end + 1;
   }
-  return false;
+  return values;
 }
 
-std::string format_value(bool value) { return value ? "1" : "0"; }
-std::string format_value(const std::string& value) { return value; }
+// Enum rows accept one of their values (any case) and keep its position.
+bool parse_value(const Entry& entry, const std::string& text, int* field) {
+  const std::vector<std::string> values = values_of(entry);
+  const auto found = std::find(values.begin(), values.end(), lowercase(text));
+  if (found == values.end()) return false;
+  *field = static_cast<int>(found - values.begin());
+  return true;
+}
+
+bool parse_value(const Entry&, const std::string& text, std::string* field) {
+  *field = text;
+  return true;
+}
+
+std::string format_value(const Entry&, bool value) { return value ? "1" : "0"; }
+std::string format_value(const Entry&, const std::string& value) { return value; }
+std::string format_value(const Entry& entry, int position) {
+  return values_of(entry)[static_cast<std::size_t>(position)];
+}
 
 // The largest binary suffix that divides the value exactly, so "4M" reads back as "4M".
-std::string format_value(std::uint64_t bytes) {
+std::string format_value(const Entry&, std::uint64_t bytes) {
   const char suffixes[] = "KMGT";
   int suffix = -1;
   while (suffix < 3 && bytes != 0 && bytes % 1024 == 0) {
@@ -112,7 +123,7 @@ const Entry kEntries[] = {
    [](const Entry& entry, const std::string& text, Settings* settings) {                            \
      return parse_value(entry, text, &settings->field);                                             \
    },                                                                                               \
-   [](const Settings& settings) { return format_value(settings.field); }},
+   [](const Entry& entry, const Settings& settings) { return format_value(entry, settings.field); }},
 #include "core/config_table.def"
 #undef GDDT_CONFIG_ENTRY
 };
@@ -146,7 +157,7 @@ struct State {
     } else {
       problem += "boolean, expected 1/0/true/false/yes/no/on/off";
     }
-    problems.push_back(problem + "; keeping " + entry.format(settings));
+    problems.push_back(problem + "; keeping " + entry.format(entry, settings));
   }
 };
 
@@ -232,7 +243,7 @@ std::unique_ptr<State> load() {
   read_environment(state.get());
   // GDDT_LOG would ask the logger, which asks for these very settings while they are being
   // built; write directly, honouring the level just read.
-  if (state->settings.log_level != "error") {
+  if (static_cast<LogLevel>(state->settings.log_level) != LogLevel::kError) {
     for (const std::string& problem : state->problems) log::write(log::Level::kWarn, "config: %s", problem.c_str());
   }
   return state;
@@ -253,7 +264,7 @@ std::vector<Row> rows() {
   result.reserve(kEntryCount);
   for (const Entry& entry : kEntries) {
     result.push_back(Row{entry.name, entry.kind, entry.default_text, entry.values, entry.help,
-                         entry.format(state.settings), state.sources[index_of(entry)]});
+                         entry.format(entry, state.settings), state.sources[index_of(entry)]});
   }
   return result;
 }
@@ -294,5 +305,13 @@ bool parse_size(const std::string& text, std::uint64_t* bytes) {
 }
 
 void reload_for_testing() { current() = load(); }
+
+std::vector<EnumSpelling> enum_spellings() {
+  return {
+#define GDDT_CONFIG_ENUM(field, suffix, Type, ...) {"GDDT_" suffix, #__VA_ARGS__},
+#include "core/config_enums.def"
+#undef GDDT_CONFIG_ENUM
+  };
+}
 
 }  // namespace gddt::config

@@ -14,7 +14,7 @@ enum class Kind { kBool, kEnum, kSize, kString };
 
 struct Settings {
 #define GDDT_CONFIG_FIELD_kBool bool
-#define GDDT_CONFIG_FIELD_kEnum std::string
+#define GDDT_CONFIG_FIELD_kEnum int  // the position of the value in the row's values
 #define GDDT_CONFIG_FIELD_kSize std::uint64_t
 #define GDDT_CONFIG_FIELD_kString std::string
 #define GDDT_CONFIG_ENTRY(field, suffix, kind, def, values, help) GDDT_CONFIG_FIELD_##kind field;
@@ -35,6 +35,20 @@ struct Row {
 
 // The settings in force. The first call reads them; later calls are a load of a pointer.
 const Settings& settings();
+
+// The enumerated settings, typed: config::protocol() == config::Protocol::kDevice.
+#define GDDT_CONFIG_ENUM(field, suffix, Type, ...) \
+  enum class Type { __VA_ARGS__ };                 \
+  inline Type field() { return static_cast<Type>(settings().field); }
+#include "core/config_enums.def"
+#undef GDDT_CONFIG_ENUM
+
+// Each enum's variable and enumerators as written ("GDDT_PROTOCOL", "kAuto, kDevice, kHost").
+struct EnumSpelling {
+  const char* name;
+  const char* enumerators;
+};
+std::vector<EnumSpelling> enum_spellings();
 
 // Every row with the value in force, in table order.
 std::vector<Row> rows();

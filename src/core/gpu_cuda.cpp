@@ -42,7 +42,7 @@ struct Probe {
 const Probe& probe() {
   static const Probe result = [] {
     Probe found;
-    if (config::settings().cuda == "off") return found;
+    if (config::cuda() == config::Cuda::kOff) return found;
     cudaError_t error = cudaGetDeviceCount(&found.devices);
     if (error != cudaSuccess) {
       cudaGetLastError();

@@ -14,10 +14,12 @@ namespace {
 
 Level configured_level() {
   static const Level level = [] {
-    const std::string& text = config::settings().log_level;
-    if (text == "error") return Level::kError;
-    if (text == "info") return Level::kInfo;
-    if (text == "debug") return Level::kDebug;
+    switch (config::log_level()) {
+      case config::LogLevel::kError: return Level::kError;
+      case config::LogLevel::kInfo: return Level::kInfo;
+      case config::LogLevel::kDebug: return Level::kDebug;
+      case config::LogLevel::kWarn: break;
+    }
     return Level::kWarn;
   }();
   return level;

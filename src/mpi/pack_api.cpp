@@ -19,7 +19,7 @@ namespace gddt::mpi {
 namespace {
 
 bool host_packing_by_gddt() {
-  static const bool by_gddt = config::settings().pack_host == "gddt";
+  static const bool by_gddt = config::pack_host() == config::PackHost::kGddt;
   return by_gddt;
 }
 

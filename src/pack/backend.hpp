@@ -31,8 +31,8 @@ enum class Ordering { kCheckLegacyStream, kLegacyStreamIdle };
 // Whether pack_now and unpack_now consider a window of `length` bytes at all (GDDT_RESIDENT is
 // not off, GDDT_RESIDENT_MAX allows it); they may still decline it.
 inline bool resident_may_take(std::int64_t length) {
-  const config::Settings& settings = config::settings();
-  return settings.resident != "off" && static_cast<std::uint64_t>(length) <= settings.resident_max;
+  return config::resident() != config::Resident::kOff &&
+         static_cast<std::uint64_t>(length) <= config::settings().resident_max;
 }
 
 // Windows one launch of the CUDA backend's pack_set or unpack_set moves at most.

@@ -61,8 +61,8 @@ bool cuda_aware(std::string* how) {
 
 bool library_cuda_aware() {
   static const bool aware = [] {
-    const std::string& setting = config::settings().mpi_cuda_aware;
-    if (setting != "auto") return setting == "yes";
+    if (config::mpi_cuda_aware() != config::MpiCudaAware::kAuto)
+      return config::mpi_cuda_aware() == config::MpiCudaAware::kYes;
     std::string how;
     const bool answer = cuda_aware(&how);
     GDDT_LOG(kInfo, "MPI library CUDA-aware: %s (%s)", answer ? "yes" : "no", how.c_str());

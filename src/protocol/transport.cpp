@@ -242,16 +242,18 @@ const char* route_name(Route route) { return transport_of(route).name; }
 
 Route device_route_forced() {
   static const Route forced = [] {
-    const std::string& setting = config::settings().protocol;
-    if (setting == "host") return Route::kHostStaged;
-    if (setting == "device") return Route::kDeviceStaged;
+    switch (config::protocol()) {
+      case config::Protocol::kHost: return Route::kHostStaged;
+      case config::Protocol::kDevice: return Route::kDeviceStaged;
+      case config::Protocol::kAuto: break;
+    }
     return Route::kForward;
   }();
   return forced;
 }
 
 bool host_through_gddt() {
-  static const bool through = config::settings().p2p_host == "gddt";
+  static const bool through = config::p2p_host() == config::P2pHost::kGddt;
   return through;
 }
 

@@ -103,7 +103,7 @@ TEST_F(ConfigTest, DefaultsAreValidAndReportedAsDefaults) {
   }
   EXPECT_FALSE(settings().disable);
   EXPECT_EQ(settings().staging_chunk, 4u << 20);
-  EXPECT_EQ(settings().pack_host, "mpi");
+  EXPECT_EQ(pack_host(), PackHost::kMpi);
 }
 
 TEST_F(ConfigTest, BooleansAcceptTheUsualSpellings) {
@@ -127,7 +127,7 @@ TEST_F(ConfigTest, BadValueKeepsThePreviousOneAndIsReported) {
   setenv("GDDT_STAGING_CHUNK", "lots", 1);
   reload_for_testing();
   EXPECT_FALSE(settings().disable);
-  EXPECT_EQ(settings().pack_host, "mpi");
+  EXPECT_EQ(pack_host(), PackHost::kMpi);
   EXPECT_EQ(settings().staging_chunk, 4u << 20);
   EXPECT_EQ(row("GDDT_PACK_HOST").source, "default");
   EXPECT_EQ(problems().size(), 3u);
@@ -140,9 +140,27 @@ TEST_F(ConfigTest, EnumsMatchListedValuesIgnoringCase) {
   setenv("GDDT_PACK_HOST", "GDDT", 1);
   setenv("GDDT_LOG_LEVEL", "error", 1);
   reload_for_testing();
-  EXPECT_EQ(settings().pack_host, "gddt");
-  EXPECT_EQ(settings().log_level, "error");
+  EXPECT_EQ(pack_host(), PackHost::kGddt);
+  EXPECT_EQ(log_level(), LogLevel::kError);
   EXPECT_EQ(row("GDDT_PACK_HOST").source, "environment");
+}
+
+// The C++ enums of config_enums.def list the values of their rows in the same order, one
+// enumerator each ("kAuto, kDevice, kHost" for "auto|device|host").
+TEST_F(ConfigTest, EnumTypesFollowTheirRows) {
+  const std::vector<EnumSpelling> spellings = enum_spellings();
+  std::size_t enum_rows = 0;
+  for (const Row& entry : rows()) enum_rows += entry.kind == Kind::kEnum;
+  EXPECT_EQ(spellings.size(), enum_rows);
+  for (const EnumSpelling& spelling : spellings) {
+    std::string expected;
+    for (const char* c = spelling.enumerators; *c != '\0'; ++c) {
+      if (*c == 'k' && (c == spelling.enumerators || c[-1] == ' ')) continue;
+      if (*c == ' ') continue;
+      expected += *c == ',' ? '|' : static_cast<char>(std::tolower(static_cast<unsigned char>(*c)));
+    }
+    EXPECT_EQ(row(spelling.name).values, expected) << spelling.name;
+  }
 }
 
 TEST_F(ConfigTest, SizesReadBackInTheirShortestForm) {
@@ -168,7 +186,7 @@ TEST_F(ConfigTest, FileIsReadAndEnvironmentWins) {
   reload_for_testing();
   EXPECT_EQ(settings().staging_chunk, 2u << 20);
   EXPECT_EQ(row("GDDT_STAGING_CHUNK").source, "file " + path);
-  EXPECT_EQ(settings().pack_host, "gddt");
+  EXPECT_EQ(pack_host(), PackHost::kGddt);
   EXPECT_EQ(settings().pool_pinned_max, 64u << 20);
   EXPECT_EQ(row("GDDT_POOL_PINNED_MAX").source, "environment");
   EXPECT_EQ(settings().config_file, path);

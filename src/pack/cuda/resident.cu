@@ -84,7 +84,7 @@ DeviceRing rings[kMostDevices];
 
 bool wanted(int device, DeviceRing& r) {
   if (r.broken) return false;
-  if (config::settings().resident == "on") return true;
+  if (config::resident() == config::Resident::kOn) return true;
   const auto now = std::chrono::steady_clock::now();
   if (r.sharing_checked == std::chrono::steady_clock::time_point{} || now - r.sharing_checked > kSharingRecheck) {
     const bool shared = gpu::other_compute_processes(device) > 0;
