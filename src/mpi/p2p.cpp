@@ -60,10 +60,8 @@ int inexpressible(const void* buf, MPI_Datatype datatype, MPI_Comm comm) {
           GDDT_OK ||
       !kind.is_device())
     return MPI_SUCCESS;
-  GDDT_LOG(kError,
-           "a datatype too large for gddt's tables on device memory: "
-           "point-to-point refuses it "
-           "(MPI_Pack on device memory still packs it, through a host copy)");
+  GDDT_LOG(kError, "a datatype too large for gddt's tables on device memory: point-to-point refuses it "
+                   "(MPI_Pack on device memory still packs it, through a host copy)");
   return raise(comm, GDDT_ERR_UNSUPPORTED);
 }
 

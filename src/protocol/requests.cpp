@@ -137,9 +137,7 @@ void drain_detached() {
 void abandon(MPI_Request request, const Operation* operation) {
   std::unique_ptr<Operation> taken = take(request, operation);
   if (!taken) return;
-  GDDT_LOG(kWarn,
-           "the MPI library freed a request it reported pending "
-           "(MPI_ERR_PENDING): its message is lost");
+  GDDT_LOG(kWarn, "the MPI library freed a request it reported pending (MPI_ERR_PENDING): its message is lost");
   Table& t = table();
   std::lock_guard<std::mutex> lock(t.mutex);
   t.abandoned.push_back(std::move(taken));
@@ -171,8 +169,7 @@ namespace {
 // with bytes to move into the user's buffer (*received of them).
 bool takes_incoming(Operation& operation, int error, const MPI_Status& status, int* received) {
   operation.finished = true;
-  operation.early = Outcome{};
-  if (error != MPI_SUCCESS) operation.early.library_error = error;
+  operation.early = Outcome{};  // a library error at this completion is the caller's to return
   if (operation.kind != Operation::Kind::kReceive || error != MPI_SUCCESS) return false;
   int cancelled = 0;
   PMPI_Test_cancelled(&status, &cancelled);

@@ -262,16 +262,14 @@ bool stages_empty_receives() { return kHoledReceiveStaging; }
 Status stage(const Message& message, const Call& call, MPI_Comm comm, Side* side) {
   const Pair pair{message, call, library_cuda_aware(), device_route_forced()};
   const Transport* transport = &choose(pair);
+  if (transport->route != Route::kForward && message.bytes() > INT_MAX) {
+    GDDT_LOG(kError, "a message of %lld packed bytes exceeds what one MPI_PACKED message can carry",
+             static_cast<long long>(message.bytes()));
+    return GDDT_ERR_COUNT;
+  }
   if (transport->staging_bytes == nullptr) {
     counters::add(transport->sides, 1);
     return transport->hand(message, call, nullptr, side);
-  }
-  if (message.bytes() > INT_MAX) {
-    GDDT_LOG(kError,
-             "a message of %lld packed bytes exceeds what one MPI_PACKED "
-             "message can carry",
-             static_cast<long long>(message.bytes()));
-    return GDDT_ERR_COUNT;
   }
   auto operation = std::make_unique<Operation>();
   operation->kind = call.kind;
