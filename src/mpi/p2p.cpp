@@ -156,7 +156,7 @@ bool defer_sends() {
 // Whether the library's start of a persistent operation waits until its pack is done, as for
 // MPI_Isend (deferred.hpp).
 bool start_held(const Operation& operation) {
-  return operation.kind == Operation::Kind::kSend && defer_sends() && protocol::start_can_wait(operation);
+  return operation.kind == Operation::Kind::kSend && defer_sends() && protocol::moves_packed_bytes(operation);
 }
 
 // Queues the pack of a prepared nonblocking send and hands the user a persistent library request of

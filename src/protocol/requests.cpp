@@ -175,7 +175,7 @@ bool takes_incoming(Operation& operation, int error, const MPI_Status& status, i
   PMPI_Test_cancelled(&status, &cancelled);
   if (cancelled) return false;
   *received = 0;
-  if (!counts_packed_bytes(operation)) return true;  // the library wrote the typemap itself
+  if (!moves_packed_bytes(operation)) return true;  // the library wrote the typemap itself
   PMPI_Get_count(&status, MPI_PACKED, received);
   // A longer message than the receive holds was truncated: the library reports MPI_ERR_TRUNCATE
   // through the request (calls like MPI_Request_get_status do not), except for the one byte more

@@ -296,14 +296,12 @@ Status queue_outgoing(Operation& operation, gpu::Stream* stream) {
   return transport_of(operation.route).fill(operation, stream);
 }
 
+bool moves_packed_bytes(const Operation& operation) { return transport_of(operation.route).packed; }
+
 bool fills_in_one_launch(const Operation& operation) {
-  return transport_of(operation.route).packed &&
+  return moves_packed_bytes(operation) &&
          moves_in_one_launch(operation.message, operation.staging, operation.message.bytes());
 }
-
-bool start_can_wait(const Operation& operation) { return transport_of(operation.route).packed; }
-
-bool counts_packed_bytes(const Operation& operation) { return transport_of(operation.route).packed; }
 
 Status empty_incoming(Operation& operation, std::int64_t received, gpu::Stream* queued_on) {
   if (queued_on != nullptr) *queued_on = nullptr;
@@ -311,7 +309,7 @@ Status empty_incoming(Operation& operation, std::int64_t received, gpu::Stream* 
 }
 
 bool empties_in_one_launch(const Operation& operation, std::int64_t received) {
-  return transport_of(operation.route).packed && moves_in_one_launch(operation.message, operation.staging, received);
+  return moves_packed_bytes(operation) && moves_in_one_launch(operation.message, operation.staging, received);
 }
 
 void release_transports() {

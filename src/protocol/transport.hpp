@@ -59,13 +59,11 @@ Status fill_outgoing(Operation& operation);
 Status queue_outgoing(Operation& operation, gpu::Stream* stream);
 // Whether the send's whole fill is one launch, which it may share with other sends' (deferred).
 bool fills_in_one_launch(const Operation& operation);
-// Whether the start of a persistent send of the transport can be held until its fill is done.
-bool start_can_wait(const Operation& operation);
 
-// After the library received `received` packed bytes: whether the transport reads the received
-// count from the status as packed bytes (false: the library wrote the user's typemap itself, the
-// count is the user's).
-bool counts_packed_bytes(const Operation& operation);
+// Whether the library moves packed bytes that gddt packs and unpacks: then a persistent send's
+// start can be held until its fill is done, and a receive's status counts packed bytes. False
+// where the library moves the user's datatype (its status then counts the user's elements).
+bool moves_packed_bytes(const Operation& operation);
 // Moves what the library received into the user's buffer. With `queued_on`, GPU work may be left
 // running: *queued_on is then the stream to wait for.
 Status empty_incoming(Operation& operation, std::int64_t received, gpu::Stream* queued_on);
