@@ -196,11 +196,9 @@ def fortran_hidden_lengths(row):
 
 def fortran_forward(row):
     """The library's own Fortran function, called with the caller's arguments."""
-    pointers = len(row.parameters) + 1 + len(fortran_hidden_lengths(row))
-    parameters = ", ".join(["void*"] * (len(row.parameters) + 1) + ["std::size_t"] * len(fortran_hidden_lengths(row)))
-    names = [f"a{i}" for i in range(pointers)]
-    declared = ", ".join(f"{t} {n}" for t, n in zip(parameters.split(", "), names)) if pointers else ""
-    return parameters, declared, ", ".join(names)
+    types = ["void*"] * (len(row.parameters) + 1) + ["std::size_t"] * len(fortran_hidden_lengths(row))
+    names = [f"a{i}" for i in range(len(types))]
+    return ", ".join(types), ", ".join(f"{t} {n}" for t, n in zip(types, names)), ", ".join(names)
 
 
 def fortran_conversion(row):
@@ -305,8 +303,7 @@ def fortran_shim(row, layer):
         params, before, args, after, lengths = fortran_conversion(row)
         signature = ", ".join(params + ["MPI_Fint* ierror"] + lengths)
         passed = ", ".join([p.split()[-1] for p in params] + ["ierror"] + [n.split()[-1] for n in lengths])
-        body = ["  gddt::counters::add(gddt::counters::Counter::kFortranCalls, 1);",
-                "  if (gddt::mpi::stepped_aside()) {",
+        body = ["  if (gddt::mpi::stepped_aside()) {",
                 f"    {library}",
                 f"    return library({passed});",
                 "  }",
@@ -316,7 +313,7 @@ def fortran_shim(row, layer):
                 "  if (ierror != nullptr) *ierror = rc;"]
     else:
         signature = forward_declared
-        body = ["  gddt::counters::add(gddt::counters::Counter::kFortranCalls, 1);", f"  {library}"]
+        body = [f"  {library}"]
         if row.buffers:
             body += fortran_guard(row)
         if row.kind == "blocking":
@@ -351,7 +348,7 @@ def write_fortran(rows, declared, library, cpp):
     layer, defined = fortran_layer(library)
     chosen = fortran_rows(rows, declared, layer, defined)
     lines = [GENERATED, "#include <cstddef>", "#include <string>", "#include <vector>", "",
-             '#include "core/counters.hpp"', '#include "mpi/entry_points.hpp"', '#include "mpi/fortran.hpp"',
+             '#include "mpi/entry_points.hpp"', '#include "mpi/fortran.hpp"',
              '#include "mpi/guard.hpp"', '#include "mpi/interpose.hpp"', "",
              "using gddt::mpi::guard::Per;", "using gddt::mpi::guard::Side;",
              "namespace guard = gddt::mpi::guard;", "",
