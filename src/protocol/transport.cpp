@@ -94,8 +94,7 @@ struct Pair {
   bool small() const { return message.bytes() < static_cast<std::int64_t>(config::settings().device_staging_min); }
 };
 
-// --- the host library's own work
-// -----------------------------------------------------------
+// --- the host library's own work ---
 
 bool forward_serves(const Pair& pair) {
   return !pair.device() && (!host_through_gddt() || (kHostSpanForStagedSends && pair.send()));
@@ -103,8 +102,7 @@ bool forward_serves(const Pair& pair) {
 
 Status hand_unchanged(const Message&, const Call&, Operation*, Side*) { return GDDT_OK; }
 
-// --- contiguous device bytes
-// -----------------------------------------------------------------
+// --- contiguous device bytes ---
 
 // Never the user's datatype: a CUDA-aware library packs derived types with the CPU, even ones gddt
 // finds contiguous (Open MPI 5 + UCX crashed on such structs and resized types).
@@ -120,8 +118,7 @@ Status hand_bytes(const Message& message, const Call&, Operation*, Side* side) {
   return GDDT_OK;
 }
 
-// --- packed bytes in staging
-// -------------------------------------------------------------------
+// --- packed bytes in staging ---
 
 bool device_staged_serves(const Pair& pair) {
   if (!pair.device() || pair.call.cpu_copied || (kHostSpanForExchangeReceives && pair.call.exchange_receive))
@@ -164,8 +161,7 @@ Status empty_packed(Operation& operation, std::int64_t received, gpu::Stream* qu
   return GDDT_OK;
 }
 
-// --- the typed span copied to host memory
-// --------------------------------------------------
+// --- the typed span copied to host memory ---
 
 bool host_span_serves(const Pair& pair) {
   return (kHostSpanForStagedSends && pair.send()) || (kHostSpanForExchangeReceives && pair.call.exchange_receive);
@@ -179,13 +175,10 @@ Status hand_span(const Message& message, const Call& call, Operation* operation,
   return call.kind == Operation::Kind::kReceive ? copy_span(message, operation->staging) : GDDT_OK;
 }
 
-Status fill_span(Operation& operation, gpu::Stream* queued_on) {
-  if (queued_on != nullptr) *queued_on = nullptr;
-  return copy_span(operation.message, operation.staging);
-}
+// The copies are done on return: queue_outgoing and empty_incoming leave *queued_on null.
+Status fill_span(Operation& operation, gpu::Stream*) { return copy_span(operation.message, operation.staging); }
 
-Status empty_span(Operation& operation, std::int64_t, gpu::Stream* queued_on) {
-  if (queued_on != nullptr) *queued_on = nullptr;
+Status empty_span(Operation& operation, std::int64_t, gpu::Stream*) {
   return copy_span_back(operation.message, operation.staging);
 }
 
