@@ -72,11 +72,14 @@ void print_settings() {
 
 // Whether Fortran callers reach gddt, and how (src/mpi/entry_points.py).
 std::string fortran_interception() {
-  const std::string layer = gddt::mpi::fortran::kLayer;
+  using gddt::mpi::fortran::Layer;
   const std::string defined = std::to_string(gddt::mpi::fortran::kEntryPoints) + " Fortran functions";
-  if (layer == "open_mpi") return "gddt defines " + defined + " of Open MPI's Fortran layer, which calls PMPI_* itself";
-  if (layer == "mpich_f08")
-    return "gddt defines " + defined + " of MPICH's mpi_f08 layer, which calls PMPI_* itself; the others call MPI_*";
+  switch (gddt::mpi::fortran::kLayer) {
+    case Layer::kOpenMpi: return "gddt defines " + defined + " of Open MPI's Fortran layer, which calls PMPI_* itself";
+    case Layer::kMpichF08:
+      return "gddt defines " + defined + " of MPICH's mpi_f08 layer, which calls PMPI_* itself; the others call MPI_*";
+    case Layer::kNone: break;
+  }
   return "through gddt's C entry points, if the library's Fortran layer calls MPI_* (none was found at build time)";
 }
 

@@ -179,6 +179,7 @@ FORTRAN_LAYERS = {  # name of a function's Fortran symbol, and its aliases
                  lambda name: [f"mpi_{name}", f"mpi_{name}_", f"mpi_{name}__", f"MPI_{name.upper()}"]),
     "mpich_f08": (lambda name: f"mpi_{name}_f08_", lambda name: []),
 }
+FORTRAN_LAYER_ENUMS = {None: "kNone", "open_mpi": "kOpenMpi", "mpich_f08": "kMpichF08"}  # fortran::Layer
 FORTRAN_HANDLES = {"MPI_Datatype": "Type", "MPI_Comm": "Comm", "MPI_Request": "Request", "MPI_Message": "Message"}
 FORTRAN_NULLS = {"MPI_Datatype": "MPI_DATATYPE_NULL", "MPI_Comm": "MPI_COMM_NULL", "MPI_Request": "MPI_REQUEST_NULL",
                  "MPI_Message": "MPI_MESSAGE_NULL"}
@@ -356,7 +357,8 @@ def write_fortran(rows, declared, library, cpp):
     lines += [fortran_shim(r, layer) + "\n" for r in chosen]
     lines += ["}  // extern \"C\"", "",
               f"const int gddt::mpi::fortran::kEntryPoints = {len(chosen)};",
-              f'const char* const gddt::mpi::fortran::kLayer = "{layer or ""}";', ""]
+              f"const gddt::mpi::fortran::Layer gddt::mpi::fortran::kLayer = "
+              f"gddt::mpi::fortran::Layer::{FORTRAN_LAYER_ENUMS[layer]};", ""]
     text = "\n".join(lines)
     path = pathlib.Path(cpp)
     if not path.exists() or path.read_text() != text:

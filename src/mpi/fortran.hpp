@@ -16,10 +16,11 @@
 
 namespace gddt::mpi::fortran {
 
-// How many Fortran functions gddt defines in this build, and for which kind of Fortran layer
-// ("open_mpi", "mpich_f08"; "" where none calls PMPI_* itself, or none was found).
+// The kind of Fortran layer gddt defines functions of in this build (kNone where the library's
+// calls MPI_* only, or none was found), and how many.
+enum class Layer { kNone, kOpenMpi, kMpichF08 };
+extern const Layer kLayer;
 extern const int kEntryPoints;
-extern const char* const kLayer;
 
 // A choice buffer as C sees it: the library's Fortran MPI_BOTTOM and MPI_IN_PLACE become C's.
 void* buffer(char* fortran);
