@@ -5,7 +5,7 @@
                        --fortran OUT_FORTRAN.cpp
       the exported shims of the functions the MPI library's mpi.h declares, the declarations of
       gddt's implementations (gddt::mpi::entry) with a GDDT_HAVE_MPI_<name> macro per declared
-      function, one GDDT_ENTRY_POINT(class, name) line per declared function for the tests, and
+      function, one GDDT_ENTRY_POINT(class, name, may block) line per declared function for the tests, and
       the Fortran entry points of those gddt does not forward that --fortran-library, the
       library's Fortran layer, defines where it calls PMPI_* itself
   entry_points.py markdown [--check DOC]
@@ -23,11 +23,18 @@ import subprocess
 import sys
 
 TABLE = pathlib.Path(__file__).with_name("entry_points.txt")
-CLASSES = ("intercepted", "blocking", "checked", "forward")
+CLASSES = ("intercepted", "staged", "blocking", "checked", "forward")
 ROW = re.compile(r"^(\w+)\s+(MPI_\w+)(?:\((.*)\))?\s*(?:\|\s*(.*))?$")
 BUFFER = re.compile(r"^(\w+):(\w+)(?:\[(peer|in|out)\])?(?:@(root|leaf))?$")
 PER = {None: "kCall", "peer": "kPeer", "in": "kInNeighbor", "out": "kOutNeighbor"}
 SIDE = {None: "kAny", "root": "kRoot", "leaf": "kLeaf"}
+# A buffer of a staged row: direction, buffer, count (a parameter, an array indexed per segment, the
+# entry of this rank, or the sum of the group's entries), datatype (one, or one per segment), and
+# where segment i starts: at 0, i whole blocks further (/per), or at displacement array entry i
+# (+name: in extents of the datatype, in bytes where the datatype is per segment).
+STAGED_BUFFER = re.compile(r"^(in|out|inout)\s+(\w+):(\w+)(?:\[(peer|in|out|rank|sum)\])?\*(\w+)(?:\[(peer|in|out)\])?"
+                           r"(?:/(peer|in|out)|\+(\w+))?(?:@(root|leaf))?$")
+DIRECTIONS = {"in": "kIn", "out": "kOut", "inout": "kInOut"}
 # The handle on whose error handler a refusal is raised, by parameter type.
 TARGETS = {"MPI_Comm": "on_comm", "MPI_Win": "on_window", "MPI_File": "on_file"}
 
@@ -37,6 +44,7 @@ class Row:
         self.kind, self.name = kind, name
         self.parameters = parameters  # list of (declaration, name), None for forward rows
         self.buffers = buffers  # (buffer, datatype, per, side) each
+        self.staged = []  # staged rows: STAGED_BUFFER's groups for each buffer
         self.listed = listed  # the buffers as the table writes them
 
     @property
@@ -83,16 +91,27 @@ def read_table():
         seen.add(name)
         if (kind == "forward") != (parameters is None):
             fail(f"{where}: {'forward rows have no' if kind == 'forward' else 'a shim needs its'} parameters")
-        if (kind == "checked" and not buffers) or (kind in ("intercepted", "forward") and buffers):
-            fail(f"{where}: checked rows list their buffers, blocking rows may, other rows do not")
+        if (kind in ("checked", "staged") and not buffers) or (kind in ("intercepted", "forward") and buffers):
+            fail(f"{where}: checked and staged rows list their buffers, blocking rows may, other rows do not")
         params = None if parameters is None else split_parameters(parameters, where)
-        specs = []
+        specs, staged = [], []
         for spec in (s.strip() for s in (buffers or "").split(",") if s.strip()):
+            if kind == "staged":
+                b = STAGED_BUFFER.match(spec)
+                named = b and {b.group(2), b.group(3), b.group(5)} | ({b.group(8)} if b.group(8) else set())
+                if not b or not named <= {n for _, n in params}:
+                    fail(f"{where}: '{spec}' is not a staged buffer of this function's parameters")
+                staged.append(b.groups())
+                direction, buffer, count, count_per, datatype, type_per, blocks, displs, side = b.groups()
+                specs.append((buffer, datatype, type_per, side))
+                continue
             b = BUFFER.match(spec)
             if not b or params is None or not {b.group(1), b.group(2)} <= {n for _, n in params}:
                 fail(f"{where}: '{spec}' does not name a buffer and a datatype parameter")
             specs.append(b.groups())
-        rows.append(Row(kind, name, params, specs, buffers or ""))
+        row = Row(kind, name, params, specs, buffers or "")
+        row.staged = staged
+        rows.append(row)
     return rows
 
 
@@ -126,9 +145,73 @@ def guard(row, refusal="return refused;"):
     ]
 
 
+def staged_rewrite(spec):
+    """The lambda that points a staged buffer's count, datatype and displacement parameters at its
+    packed bytes (collective::PackedSegments)."""
+    direction, buffer, count, count_per, datatype, type_per, blocks, displs, side = spec
+    checks = [f"p.fit({count})"] + ([f"p.fit({displs})"] if displs else [])
+    sets = [f"p.{'counts' if count_per else 'count'}(&{count});",
+            f"p.{'datatypes' if type_per else 'datatype'}(&{datatype});"]
+    if displs:
+        sets.append(f"p.displacements(&{displs});")
+    return (f"[&](gddt::mpi::collective::PackedSegments& p) {{ if (!({' && '.join(checks)})) return false; "
+            f"{' '.join(sets)} return true; }}")
+
+
+def staged_argument(spec, reduces):
+    """One collective::Argument of a staged row's buffer; a call that reduces has no packed path."""
+    direction, buffer, count, count_per, datatype, type_per, blocks, displs, side = spec
+    per = next((p for p in (count_per, type_per, blocks) if p in ("peer", "in", "out")), None)
+    if count_per in ("peer", "in", "out"):
+        count = f"{count}[i]"
+    elif count_per == "rank":
+        count = f"{count}[stand_ins.rank()]"
+    elif count_per == "sum":
+        count = f"gddt::mpi::collective::sum_of({count}, stand_ins.local_size())"
+    if type_per:
+        datatype = f"{datatype}[i]"
+    unit = "Unit::kBytes" if type_per else "Unit::kExtents"
+    displacement = f"i * std::int64_t{{{count}}}" if blocks else f"{displs}[i]" if displs else "0"
+    segment = (f"[&](int i) {{ (void)i; return Segment{{std::int64_t{{{count}}}, {datatype}, "
+               f"std::int64_t{{{displacement}}}, Segment::{unit}}}; }}")
+    rewrite = "" if reduces else f",\n       {staged_rewrite(spec)}"
+    return (f"      {{Direction::{DIRECTIONS[direction]}, &{buffer}, Per::{PER[per]}, Side::{SIDE[side]},\n"
+            f"       {segment}{rewrite}}},")
+
+
+def blocks(row):
+    """Whether a row's function may wait for another process: blocking rows, and staged collectives
+    that return no request."""
+    names = {n for _, n in row.parameters or []}
+    return row.kind == "blocking" or (row.kind == "staged" and "request" not in names and "comm" in names)
+
+
+def staged_shim(row, forward):
+    names = {n for _, n in row.parameters}
+    comm = "comm" if "comm" in names else "MPI_COMM_SELF"
+    root = "root" if "root" in names else "guard::kNotRooted"
+    persistent = row.name.endswith("_init") or row.name.endswith("_init_c")
+    filled = ", gddt::mpi::collective::StandIns::Filled::kAtStart" if persistent else ""
+    body = [f"  if (gddt::mpi::stepped_aside()) return {forward};"]
+    if blocks(row):
+        body.append("  const gddt::mpi::BlockingCall blocking;")
+    body += [f"  gddt::mpi::collective::StandIns stand_ins({comm}, {root}{filled});",
+             "  const int made = stand_ins.make({",
+             *[staged_argument(spec, "op" in names) for spec in row.staged],
+             "  });",
+             "  if (made != MPI_SUCCESS) return made;"]
+    if "request" in names:
+        body.append(f"  return stand_ins.track({forward}, request);")
+    else:
+        body.append(f"  return stand_ins.finish({forward});")
+    return body
+
+
 def shim(row):
     head = f"GDDT_MPI_ENTRY int {row.name}({row.declaration()}) {{"
     forward = f"PMPI_{row.short}({row.arguments()})"
+    if row.kind == "staged":
+        return "\n".join([head, *staged_shim(row, forward), "}"])
     if row.kind == "intercepted":
         body = [f"  if (gddt::mpi::stepped_aside()) return {forward};",
                 f"  return gddt::mpi::entry::{row.short}({row.arguments()});"]
@@ -151,11 +234,13 @@ def write_shims(rows, declared, cpp, hpp, names):
                   "namespace gddt::mpi::entry {", ""]
     hpp_lines += [f"int {r.short}({r.declaration()});" for r in present if r.kind == "intercepted"]
     hpp_lines += ["", "}  // namespace gddt::mpi::entry", ""]
-    cpp_lines = [GENERATED, '#include "mpi/entry_points.hpp"', '#include "mpi/guard.hpp"',
-                 '#include "mpi/interpose.hpp"', "", "using gddt::mpi::guard::Per;",
-                 "using gddt::mpi::guard::Side;", "namespace guard = gddt::mpi::guard;", ""]
+    cpp_lines = [GENERATED, "#include <cstdint>", "", '#include "mpi/collective.hpp"',
+                 '#include "mpi/entry_points.hpp"', '#include "mpi/guard.hpp"', '#include "mpi/interpose.hpp"', "",
+                 "using gddt::mpi::guard::Per;", "using gddt::mpi::guard::Side;",
+                 "using gddt::mpi::collective::Direction;", "using gddt::mpi::collective::Segment;",
+                 "namespace guard = gddt::mpi::guard;", ""]
     cpp_lines += [shim(r) + "\n" for r in present if r.kind != "forward"]
-    names_lines = [GENERATED] + [f"GDDT_ENTRY_POINT({r.kind}, {r.name})" for r in present]
+    names_lines = [GENERATED] + [f"GDDT_ENTRY_POINT({r.kind}, {r.name}, {int(blocks(r))})" for r in present]
     for path, lines in ((hpp, hpp_lines), (cpp, cpp_lines), (names, names_lines)):
         text = "\n".join(lines) + "\n"
         path = pathlib.Path(path)
@@ -317,7 +402,7 @@ def fortran_shim(row, layer):
         body = [f"  {library}"]
         if row.buffers:
             body += fortran_guard(row)
-        if row.kind == "blocking":
+        if blocks(row):
             body.append("  const gddt::mpi::BlockingCall blocking;")
         body.append(f"  library({forward_names});")
     lines = [f"GDDT_FORTRAN_ENTRY void {symbol}({signature}) {{", *body, "}"]
@@ -368,6 +453,7 @@ def write_fortran(rows, declared, library, cpp):
 def markdown(rows):
     titles = {
         "intercepted": "Intercepted: gddt implements them",
+        "staged": "Staged: device buffers go to the library as host stand-ins",
         "blocking": "May block: held sends start first, freed requests finish after",
         "checked": "Checked: device data the library would pack with the CPU is refused",
         "forward": "Forwarded: no shim, the library's own function",
@@ -376,8 +462,8 @@ def markdown(rows):
            "Generated by `python3 src/mpi/entry_points.py markdown` from `src/mpi/entry_points.txt`, the one",
            "table of every MPI function gddt knows (MPI 4.1 with its `_c` forms, plus what Open MPI and",
            "MPICH export beyond it). A shim exists only where the MPI library's `mpi.h` declares the",
-           "function. Buffers of blocking and checked calls are listed as `buffer:datatype`; see the",
-           "table's header for the notation.", ""]
+           "function. Buffers of staged, blocking and checked calls are listed as the table writes them;",
+           "see its header for the notation.", ""]
     for kind in CLASSES:
         chosen = [r for r in rows if r.kind == kind]
         out += [f"## {titles[kind]} ({len(chosen)})", ""]

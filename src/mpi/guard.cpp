@@ -8,15 +8,14 @@
 #include "type/datatype.hpp"
 
 namespace gddt::mpi::guard {
-namespace {
 
-// A named type whose element is its bytes: a CUDA-aware library moves it from device memory
-// as plain bytes.
 bool moved_as_bytes(MPI_Datatype datatype) {
   type::LayoutPtr layout;
   return type::combiner_of(datatype) == MPI_COMBINER_NAMED && resolve_datatype(datatype, &layout) == GDDT_OK &&
          layout->shape == type::Shape::kContiguous && layout->lb == 0 && layout->extent == layout->size;
 }
+
+namespace {
 
 // Managed memory is the CPU's to touch too; only device memory is refused.
 bool refused(const void* address, MPI_Datatype datatype) {
@@ -27,7 +26,8 @@ bool refused(const void* address, MPI_Datatype datatype) {
   return !(protocol::library_cuda_aware() && moved_as_bytes(datatype));
 }
 
-// Whether a buffer of this side is significant here.
+}  // namespace
+
 bool significant(MPI_Comm comm, int root, Side side) {
   if (root == kNotRooted || side == Side::kAny) return root != MPI_PROC_NULL;
   int inter = 0, rank = -1;
@@ -41,6 +41,8 @@ bool significant(MPI_Comm comm, int root, Side side) {
   const bool at_leaf = inter ? root >= 0 : true;
   return side == Side::kRoot ? at_root : at_leaf;
 }
+
+namespace {
 
 bool any_refused(MPI_Comm comm, int root, std::initializer_list<Buffer> buffers) {
   for (const Buffer& buffer : buffers) {

@@ -594,6 +594,9 @@ int start_one(MPI_Request* request, Operation* operation) {
   if (operation->kind == Operation::Kind::kSend) {
     int rc = held ? queue_outgoing_reporting(*operation, &stream) : pack_outgoing(*operation);
     if (rc != MPI_SUCCESS) return rc;
+  } else if (operation->kind == Operation::Kind::kCollective) {
+    int rc = raise(operation->comm, operation->collective->start());
+    if (rc != MPI_SUCCESS) return rc;
   }
   operation->active = true;
   operation->finished = false;

@@ -170,10 +170,14 @@ namespace {
 bool takes_incoming(Operation& operation, int error, const MPI_Status& status, int* received) {
   operation.finished = true;
   operation.early = Outcome{};  // a library error at this completion is the caller's to return
-  if (operation.kind != Operation::Kind::kReceive || error != MPI_SUCCESS) return false;
+  if (operation.kind == Operation::Kind::kSend || error != MPI_SUCCESS) return false;
   int cancelled = 0;
   PMPI_Test_cancelled(&status, &cancelled);
   if (cancelled) return false;
+  if (operation.kind == Operation::Kind::kCollective) {
+    operation.early.status = operation.collective->complete();
+    return false;
+  }
   *received = 0;
   if (!moves_packed_bytes(operation)) return true;  // the library wrote the typemap itself
   PMPI_Get_count(&status, MPI_PACKED, received);

@@ -24,8 +24,17 @@ struct Outcome {
   bool reported = false;
 };
 
+// What a collective leaves to its request (mpi/collective.hpp): filling its host stand-ins at
+// each MPI_Start of a persistent call, copying the results out of them at completion.
+class CollectiveWork {
+ public:
+  virtual ~CollectiveWork() = default;
+  virtual Status start() = 0;
+  virtual Status complete() = 0;
+};
+
 struct Operation {
-  enum class Kind { kSend, kReceive };
+  enum class Kind { kSend, kReceive, kCollective };
   Kind kind = Kind::kSend;
   bool persistent = false;
   bool active = true;     // a persistent request between MPI_Start and its completion
@@ -45,6 +54,7 @@ struct Operation {
   // The send half of an MPI_Isendrecv whose receive half this is: its staging lives until the one
   // request of both completes.
   std::unique_ptr<Operation> outgoing;
+  std::unique_ptr<CollectiveWork> collective;  // kCollective only
 };
 
 namespace requests {

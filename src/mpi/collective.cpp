@@ -1,0 +1,319 @@
+#include "mpi/collective.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/counters.hpp"
+#include "core/log.hpp"
+#include "mpi/errors.hpp"
+#include "mpi/pack_api.hpp"
+#include "protocol/cuda_awareness.hpp"
+#include "protocol/message.hpp"
+#include "protocol/requests.hpp"
+#include "protocol/transfer.hpp"
+
+namespace gddt::mpi::collective {
+namespace {
+
+// Below it an address is no buffer (MPI_BOTTOM, or null with a nonzero count): the library
+// judges such a call.
+constexpr std::uintptr_t kLowestValidAddress = 64 * 1024;
+
+// A segment copied between the user's buffer and its stand-in by spans (gaps included) when its
+// span is at most this many times its typed bytes (plus a page): one copy beats a pack and an
+// unpack there.
+constexpr std::int64_t kDenseSpanFactor = 2;
+constexpr std::int64_t kDenseSpanSlack = 4096;
+
+bool host_through_gddt() { return config::collective_host() == config::CollectiveHost::kGddt; }
+
+// A segment with its datatype resolved: its elements start `offset` bytes from the buffer pointer;
+// on the packed path its packed bytes start `packed_at` bytes into the packed buffer.
+struct Piece {
+  type::LayoutPtr layout;
+  int segment = 0;
+  std::int64_t count = 0;
+  std::int64_t offset = 0;
+  std::int64_t packed_at = 0;
+  memory::Kind kind;
+  std::int64_t bytes() const { return count * layout->size; }
+  std::int64_t span_lb() const { return offset + layout->span_lb(count); }
+  std::int64_t span_ub() const { return offset + layout->span_ub(count); }
+  bool dense() const { return span_ub() - span_lb() <= kDenseSpanFactor * bytes() + kDenseSpanSlack; }
+};
+
+// A buffer argument with what replaces it: its packed bytes, or a stand-in of host memory for the
+// bytes [low, high) relative to the user's buffer pointer.
+struct StandIn {
+  Direction direction = Direction::kIn;
+  const char* user = nullptr;
+  std::vector<Piece> pieces;
+  std::int64_t low = 0;
+  std::int64_t high = 0;
+  bool packed = false;
+  PackedSegments packed_segments;  // what the library was handed on the packed path
+  protocol::Staging staging;
+  char* origin() const {
+    if (packed) return static_cast<char*>(staging.data());
+    return reinterpret_cast<char*>(reinterpret_cast<std::uintptr_t>(staging.data()) - static_cast<std::uintptr_t>(low));
+  }
+  bool read() const { return direction != Direction::kOut; }
+  bool written() const { return direction != Direction::kIn; }
+};
+
+// Moves one piece's typed bytes from a typed buffer to another of the same layout, through
+// packed bytes in `packed`.
+Status move_typed(const Piece& piece, const char* from, memory::Kind from_kind, char* to, memory::Kind to_kind,
+                  const protocol::Staging& packed) {
+  const pack::Window window{piece.layout.get(), piece.count, 0, piece.bytes()};
+  Status status = protocol::pack(window, from + piece.offset, from_kind, packed.data(), packed.kind(), nullptr,
+                                 protocol::choose(from_kind, packed.kind(), piece.bytes()));
+  if (is_error(status)) return status;
+  return protocol::unpack(window, to + piece.offset, to_kind, packed.data(), packed.kind(), nullptr,
+                          protocol::choose(to_kind, packed.kind(), piece.bytes()));
+}
+
+// Packed staging for the largest piece of `stand_in` that moves through packed bytes.
+Status packed_staging(const StandIn& stand_in, bool spans_allowed, protocol::Staging* packed) {
+  std::int64_t most = 0;
+  for (const Piece& piece : stand_in.pieces)
+    if (!(spans_allowed && piece.dense())) most = std::max(most, piece.bytes());
+  if (most == 0) return GDDT_OK;
+  protocol::Route route = protocol::Route::kHostStaged;
+  return packed->acquire(&route, -1, most);
+}
+
+}  // namespace
+
+// The pieces of a packed argument, packed into (`into_packed`) or unpacked out of its packed bytes.
+Status move_packed(const StandIn& stand_in, bool into_packed) {
+  for (const Piece& piece : stand_in.pieces) {
+    counters::add(counters::Counter::kCollectiveBytes, piece.bytes());
+    const pack::Window window{piece.layout.get(), piece.count, 0, piece.bytes()};
+    char* typed = const_cast<char*>(stand_in.user) + piece.offset;
+    char* packed = static_cast<char*>(stand_in.staging.data()) + piece.packed_at;
+    const protocol::Way way = protocol::choose(piece.kind, stand_in.staging.kind(), piece.bytes());
+    const Status status =
+        into_packed ? protocol::pack(window, typed, piece.kind, packed, stand_in.staging.kind(), nullptr, way)
+                    : protocol::unpack(window, typed, piece.kind, packed, stand_in.staging.kind(), nullptr, way);
+    if (is_error(status)) return status;
+  }
+  return GDDT_OK;
+}
+
+struct Staged : protocol::CollectiveWork {
+  std::vector<StandIn> stand_ins;
+
+  // The typed bytes of the buffers the call reads, into their stand-ins. Dense pieces are copied
+  // span and all (the library reads only the typed bytes of a stand-in).
+  Status start() override {
+    for (StandIn& stand_in : stand_ins) {
+      if (!stand_in.read()) continue;
+      if (stand_in.packed) {
+        const Status status = move_packed(stand_in, true);
+        if (is_error(status)) return status;
+        continue;
+      }
+      protocol::Staging packed;
+      Status status = packed_staging(stand_in, true, &packed);
+      for (const Piece& piece : stand_in.pieces) {
+        if (is_error(status)) return status;
+        counters::add(counters::Counter::kCollectiveBytes, piece.bytes());
+        if (piece.dense()) {
+          const int device = piece.kind.type == GDDT_MEMORY_HOST ? -1 : piece.kind.device;
+          status = protocol::copy_and_wait(stand_in.origin() + piece.span_lb(), stand_in.user + piece.span_lb(),
+                                           static_cast<std::size_t>(piece.span_ub() - piece.span_lb()), device);
+        } else {
+          status = move_typed(piece, stand_in.user, piece.kind, stand_in.origin(), stand_in.staging.kind(), packed);
+        }
+      }
+      if (is_error(status)) return status;
+    }
+    return GDDT_OK;
+  }
+
+  // The typed bytes of the buffers the call wrote, out of their stand-ins: never the gaps.
+  Status complete() override {
+    for (StandIn& stand_in : stand_ins) {
+      if (!stand_in.written()) continue;
+      if (stand_in.packed) {
+        const Status status = move_packed(stand_in, false);
+        if (is_error(status)) return status;
+        continue;
+      }
+      protocol::Staging packed;
+      Status status = packed_staging(stand_in, false, &packed);
+      for (const Piece& piece : stand_in.pieces) {
+        if (is_error(status)) return status;
+        counters::add(counters::Counter::kCollectiveBytes, piece.bytes());
+        status = move_typed(piece, stand_in.origin(), stand_in.staging.kind(), const_cast<char*>(stand_in.user),
+                            piece.kind, packed);
+      }
+      if (is_error(status)) return status;
+    }
+    return GDDT_OK;
+  }
+};
+
+namespace {
+
+// Why a buffer argument keeps the user's pointer.
+enum class Verdict { kStaged, kLeft, kRefused };
+
+// Resolves the segments of `argument` and decides whether it needs a stand-in: any piece in device
+// memory that the library would touch with the CPU (a CUDA-aware library moves named types of
+// device memory itself), or any piece at all under GDDT_COLLECTIVE_HOST=gddt. Erroneous arguments
+// are left to the library, which reports them.
+Verdict examine(const Argument& argument, int segments, StandIn* stand_in) {
+  const char* user = static_cast<const char*>(*argument.address);
+  bool device = false, all_moved_as_bytes = true;
+  for (int i = 0; i < segments; ++i) {
+    const Segment segment = argument.segment(i);
+    if (segment.count < 0 || segment.datatype == MPI_DATATYPE_NULL || type::is_freed(segment.datatype))
+      return Verdict::kLeft;
+    if (segment.count == 0) continue;
+    Piece piece;
+    const Status resolved = resolve_datatype(segment.datatype, &piece.layout);
+    if (resolved == GDDT_ERR_UNSUPPORTED) {
+      memory::Kind kind;
+      MPI_Aint true_lb = 0, true_extent = 0;
+      PMPI_Type_get_true_extent(segment.datatype, &true_lb, &true_extent);
+      if (classify_typed(segment.datatype, user + true_lb, &kind) == GDDT_OK && kind.type == GDDT_MEMORY_DEVICE)
+        return Verdict::kRefused;
+      return Verdict::kLeft;
+    }
+    if (is_error(resolved)) return Verdict::kLeft;
+    piece.segment = i;
+    piece.count = segment.count;
+    piece.offset =
+        segment.unit == Segment::Unit::kBytes ? segment.displacement : segment.displacement * piece.layout->extent;
+    if (piece.bytes() == 0) continue;
+    const auto first = reinterpret_cast<std::uintptr_t>(user) + static_cast<std::uintptr_t>(piece.span_lb());
+    if (first < kLowestValidAddress ||
+        classify_typed(segment.datatype, reinterpret_cast<const void*>(first), &piece.kind) != GDDT_OK)
+      return Verdict::kLeft;
+    device = device || piece.kind.type == GDDT_MEMORY_DEVICE;
+    all_moved_as_bytes = all_moved_as_bytes && guard::moved_as_bytes(segment.datatype);
+    stand_in->pieces.push_back(std::move(piece));
+  }
+  if (stand_in->pieces.empty()) return Verdict::kLeft;
+  const bool library_serves = !device || (protocol::library_cuda_aware() && all_moved_as_bytes);
+  if (library_serves && !host_through_gddt()) return Verdict::kLeft;
+  stand_in->direction = argument.direction;
+  stand_in->user = user;
+  stand_in->low = stand_in->pieces.front().span_lb();
+  stand_in->high = stand_in->pieces.front().span_ub();
+  for (const Piece& piece : stand_in->pieces) {
+    stand_in->low = std::min(stand_in->low, piece.span_lb());
+    stand_in->high = std::max(stand_in->high, piece.span_ub());
+  }
+  return Verdict::kStaged;
+}
+
+// Points the argument's count, datatype and displacement parameters at its packed bytes where the
+// call moves data without reducing it (and GDDT_COLLECTIVE_PACKED allows it), with packed staging
+// in device scratch for a CUDA-aware library and in host memory otherwise; else acquires a host
+// stand-in.
+Status pack_or_stand_in(const Argument& argument, int segments, StandIn* stand_in) {
+  if (argument.rewrite && config::settings().collective_packed) {
+    PackedSegments& packed = stand_in->packed_segments;
+    packed.bytes.assign(static_cast<std::size_t>(segments), 0);
+    packed.offsets.assign(static_cast<std::size_t>(segments), 0);
+    std::int64_t total = 0;
+    int device = -1;
+    for (Piece& piece : stand_in->pieces) {
+      piece.packed_at = total;
+      packed.bytes[static_cast<std::size_t>(piece.segment)] = piece.bytes();
+      packed.offsets[static_cast<std::size_t>(piece.segment)] = total;
+      total += piece.bytes();
+      if (piece.kind.type == GDDT_MEMORY_DEVICE) device = piece.kind.device;
+    }
+    if (argument.rewrite(packed)) {
+      protocol::Route route =
+          device >= 0 && protocol::library_cuda_aware() ? protocol::Route::kDeviceStaged : protocol::Route::kHostStaged;
+      stand_in->packed = true;
+      return stand_in->staging.acquire(&route, device, total);
+    }
+  }
+  protocol::Route route = protocol::Route::kHostStaged;
+  return stand_in->staging.acquire(&route, -1, stand_in->high - stand_in->low);
+}
+
+}  // namespace
+
+StandIns::StandIns(MPI_Comm comm, int root, Filled filled) : comm_(comm), root_(root), filled_(filled) {}
+StandIns::~StandIns() = default;
+
+int StandIns::rank() const {
+  int rank = 0;
+  PMPI_Comm_rank(comm_, &rank);
+  return rank;
+}
+
+int StandIns::local_size() const {
+  int size = 0;
+  PMPI_Comm_size(comm_, &size);
+  return size;
+}
+
+int StandIns::make(std::initializer_list<Argument> arguments) {
+  if (comm_ == MPI_COMM_NULL) return MPI_SUCCESS;  // the library reports it
+  auto staged = std::make_unique<Staged>();
+  std::vector<const Argument*> replaced;
+  bool in_place = false;
+  for (const Argument& argument : arguments) {
+    const void* address = *argument.address;
+    if (address == MPI_IN_PLACE) {
+      in_place = true;
+      continue;
+    }
+    if (!guard::significant(comm_, root_, argument.side)) continue;
+    const int segments = guard::datatypes_of(comm_, argument.per);
+    StandIn stand_in;
+    switch (examine(argument, segments, &stand_in)) {
+      case Verdict::kLeft:
+        continue;
+      case Verdict::kRefused:
+        GDDT_LOG(kError, "a datatype too large for gddt's tables on device memory in a collective: refused");
+        return raise(comm_, GDDT_ERR_UNSUPPORTED);
+      case Verdict::kStaged:
+        break;
+    }
+    const Status acquired = pack_or_stand_in(argument, segments, &stand_in);
+    if (is_error(acquired)) return raise(comm_, acquired);
+    staged->stand_ins.push_back(std::move(stand_in));
+    replaced.push_back(&argument);
+  }
+  if (staged->stand_ins.empty()) return MPI_SUCCESS;
+  // MPI_IN_PLACE makes a receive buffer the call's input too.
+  if (in_place)
+    for (StandIn& stand_in : staged->stand_ins)
+      if (stand_in.direction == Direction::kOut) stand_in.direction = Direction::kInOut;
+  if (filled_ == Filled::kNow) {
+    const int rc = raise(comm_, staged->start());
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  counters::add(counters::Counter::kCollectiveStandIns, static_cast<std::int64_t>(staged->stand_ins.size()));
+  for (std::size_t i = 0; i < replaced.size(); ++i) *replaced[i]->address = staged->stand_ins[i].origin();
+  staged_ = std::move(staged);
+  return MPI_SUCCESS;
+}
+
+int StandIns::finish(int rc) {
+  if (!staged_ || rc != MPI_SUCCESS) return rc;
+  return raise(comm_, staged_->complete());
+}
+
+int StandIns::track(int rc, const MPI_Request* request) {
+  if (!staged_ || rc != MPI_SUCCESS) return rc;
+  auto operation = std::make_unique<protocol::Operation>();
+  operation->kind = protocol::Operation::Kind::kCollective;
+  operation->comm = comm_;
+  operation->persistent = filled_ == Filled::kAtStart;
+  operation->active = !operation->persistent;
+  operation->collective = std::move(staged_);
+  protocol::requests::add(*request, std::move(operation));
+  return MPI_SUCCESS;
+}
+
+}  // namespace gddt::mpi::collective

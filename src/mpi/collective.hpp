@@ -1,0 +1,162 @@
+// Collectives (and MPI_Reduce_local) on buffers the MPI library must not touch with the CPU: the
+// `staged` rows of entry_points.txt. Each buffer argument that lies in device memory (or, with
+// GDDT_COLLECTIVE_HOST=gddt, in any memory) is replaced for the library's call, one of two ways:
+// - packed (calls that move data without reducing it, GDDT_COLLECTIVE_PACKED): its segments'
+//   packed bytes back to back, in device scratch for a CUDA-aware library and pinned host memory
+//   otherwise, handed to the library as MPI_BYTE counts and displacements (the wire carries
+//   packed bytes, as gddt's point-to-point does);
+// - as a host stand-in (reductions, or where the packed counts do not fit the call's integers):
+//   host memory laid out like the user's buffer over the span its segments cover, so the library
+//   runs its own algorithm, datatype engine and reduction operations on it.
+// Before the call the typed bytes of the buffers the call reads are moved in; after it (at
+// completion for nonblocking calls, at every completion for persistent ones, which fill at every
+// MPI_Start) the typed bytes of the buffers it writes are moved back, gaps untouched. The
+// generated shims describe each buffer argument by its segments, one per peer where the call has
+// per-peer counts or datatypes, so one engine serves every collective.
+#pragma once
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "mpi/guard.hpp"
+
+namespace gddt::mpi::collective {
+
+enum class Direction {
+  kIn,     // read by the call (send buffers)
+  kOut,    // written by it (receive buffers); read too where another buffer is MPI_IN_PLACE
+  kInOut,  // both (MPI_Bcast's buffer, MPI_Reduce_local's inoutbuf)
+};
+
+// One run of elements of a buffer argument: `count` elements of `datatype` starting
+// `displacement` units from the buffer pointer, the unit being the datatype's extent or a byte.
+struct Segment {
+  enum class Unit { kExtents, kBytes };
+  std::int64_t count = 0;
+  MPI_Datatype datatype = MPI_DATATYPE_NULL;
+  std::int64_t displacement = 0;
+  Unit unit = Unit::kExtents;
+};
+
+// A buffer argument's segments as packed bytes: segment i is bytes[i] bytes at offsets[i] of one
+// packed buffer. The packed path hands the library these as MPI_BYTE elements; the rewrite of a
+// call's count, datatype and displacement parameters (generated per row) asks it for them, and the
+// arrays it makes live as long as the call's stand-ins.
+class PackedSegments {
+ public:
+  std::vector<std::int64_t> bytes, offsets;
+
+  // Whether every count and displacement fits a parameter's integer type (a scalar or an array).
+  template <typename Integer>
+  bool fit(Integer) const {
+    return fits(std::numeric_limits<Integer>::max());
+  }
+  template <typename Integer>
+  bool fit(const Integer*) const {
+    return fits(std::numeric_limits<Integer>::max());
+  }
+  // One count for every segment (equal blocks, or the one segment).
+  template <typename Integer>
+  void count(Integer* scalar) const {
+    *scalar = static_cast<Integer>(bytes.empty() ? 0 : *std::max_element(bytes.begin(), bytes.end()));
+  }
+  template <typename Integer>
+  void counts(const Integer** array) {
+    *array = kept(bytes, Integer{});
+  }
+  template <typename Integer>
+  void displacements(const Integer** array) {
+    *array = kept(offsets, Integer{});
+  }
+  void datatype(MPI_Datatype* scalar) const { *scalar = MPI_BYTE; }
+  void datatypes(const MPI_Datatype** array) {
+    types_.assign(bytes.size(), MPI_BYTE);
+    *array = types_.data();
+  }
+
+ private:
+  // `values` converted and kept for the library.
+  template <typename Integer>
+  const Integer* kept(const std::vector<std::int64_t>& values, Integer) {
+    auto copy = std::make_shared<std::vector<Integer>>(values.begin(), values.end());
+    arrays_.push_back(copy);
+    return copy->data();
+  }
+  bool fits(std::int64_t most) const {
+    return std::all_of(bytes.begin(), bytes.end(), [most](std::int64_t b) { return b <= most; }) &&
+           std::all_of(offsets.begin(), offsets.end(), [most](std::int64_t o) { return o <= most; });
+  }
+  std::vector<MPI_Datatype> types_;
+  std::vector<std::shared_ptr<void>> arrays_;
+};
+
+// A buffer argument of a call as the entry-point table describes it: the shim's own parameter
+// (pointed at the stand-in when one is made), how many segments it has (guard::Per), where it is
+// significant (guard::Side), segment i, and, where the call moves data without reducing it, how
+// to point its count, datatype and displacement parameters at packed bytes (false where they do
+// not fit their integer types).
+struct Argument {
+  using Rewrite = std::function<bool(PackedSegments&)>;
+  Argument(Direction d, const void** a, guard::Per p, guard::Side s, std::function<Segment(int)> seg, Rewrite r = {})
+      : direction(d), address(a), per(p), side(s), segment(std::move(seg)), rewrite(std::move(r)) {}
+  Argument(Direction d, void** a, guard::Per p, guard::Side s, std::function<Segment(int)> seg, Rewrite r = {})
+      : Argument(d, const_cast<const void**>(a), p, s, std::move(seg), std::move(r)) {}
+  Direction direction;
+  const void** address;
+  guard::Per per;
+  guard::Side side;
+  std::function<Segment(int)> segment;
+  Rewrite rewrite;
+};
+
+// The sum of the first `n` entries of a count array (MPI_Reduce_scatter's send buffer).
+template <typename CountT>
+std::int64_t sum_of(const CountT* counts, int n) {
+  std::int64_t sum = 0;
+  for (int i = 0; counts != nullptr && i < n; ++i) sum += counts[i];
+  return sum;
+}
+
+struct Staged;  // the stand-ins of one call (collective.cpp)
+
+// The stand-ins of one call, made by make() and released by finish() or, for calls that return a
+// request, handed to that request by track().
+class StandIns {
+ public:
+  enum class Filled { kNow, kAtStart };  // persistent calls fill their stand-ins at each MPI_Start
+  // `root` is the call's root (guard::kNotRooted for calls without one); `comm` is
+  // MPI_COMM_SELF for MPI_Reduce_local.
+  StandIns(MPI_Comm comm, int root, Filled filled = Filled::kNow);
+  ~StandIns();
+  StandIns(const StandIns&) = delete;
+  StandIns& operator=(const StandIns&) = delete;
+
+  // Makes the stand-ins the arguments need and points the arguments at them. MPI_SUCCESS, or the
+  // error class raised on the communicator (a datatype gddt cannot express on device memory).
+  // Buffers gddt leaves to the library (host memory, MPI_IN_PLACE, MPI_BOTTOM, null, not
+  // significant here, erroneous arguments) are not touched.
+  int make(std::initializer_list<Argument> arguments);
+  // The process's rank and the size of its group (the counts arrays of MPI_Reduce_scatter).
+  int rank() const;
+  int local_size() const;
+  // After the library's blocking call returned `rc`: copies the results back where it succeeded.
+  int finish(int rc);
+  // After the library's nonblocking or persistent call returned `rc` and *request: the request
+  // takes the stand-ins, which its completion copies back.
+  int track(int rc, const MPI_Request* request);
+
+ private:
+  MPI_Comm comm_;
+  int root_;
+  Filled filled_;
+  std::unique_ptr<Staged> staged_;
+};
+
+}  // namespace gddt::mpi::collective

@@ -1,0 +1,533 @@
+// Every collective gddt stages, on buffers of the run's memory kind (--memory; mixed gives
+// neighbouring ranks different kinds), with random nested datatypes from the fuzzer's generator,
+// against the MPI library's own result: each call runs twice, once through gddt (MPI_*) on
+// buffers of that kind and once through the library alone (PMPI_*) on host copies of the same
+// bytes, and every byte of every buffer (gaps between segments and margins around them included)
+// must come out equal. Per-peer segments are spaced with gaps, collectives run on the world and on
+// a periodic ring (neighbourhood collectives), rooted ones at every root, and the nonblocking and
+// persistent forms complete through MPI_Wait, MPI_Waitall and MPI_Test. Host memory is staged by
+// gddt only with GDDT_COLLECTIVE_HOST=gddt (as ctest runs it); gddt's counters prove that it was.
+#include <dlfcn.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../mpi/fuzz_random.hpp"
+#include "../mpi/fuzz_type_tree.hpp"
+#include "../p2p/harness.hpp"
+#include "memory_buffer.hpp"
+#include "mpi/entry_points.hpp"
+
+namespace gddt_test::collective {
+namespace {
+
+using p2p::Context;
+using p2p::expect;
+using Bytes = std::vector<unsigned char>;
+
+constexpr int kDefaultTypes = 12;
+constexpr std::int64_t kMargin = 64;
+
+// One run of elements of a buffer: `count` elements of `datatype`, `displacement` bytes from the
+// buffer pointer.
+struct Segment {
+  int count;
+  MPI_Datatype datatype;
+  std::int64_t displacement;
+};
+
+// The bytes [low, high) relative to the buffer pointer that the segments touch, as the library's
+// true bounds say.
+void touched(const std::vector<Segment>& segments, std::int64_t* low, std::int64_t* high) {
+  *low = 0;
+  *high = 0;
+  bool first = true;
+  for (const Segment& s : segments) {
+    int size = 0;
+    MPI_Type_size(s.datatype, &size);
+    if (s.count == 0 || size == 0) continue;
+    MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+    MPI_Type_get_extent(s.datatype, &lb, &extent);
+    MPI_Type_get_true_extent(s.datatype, &true_lb, &true_extent);
+    const std::int64_t repeat = static_cast<std::int64_t>(s.count - 1) * extent;
+    const std::int64_t l = s.displacement + std::min<std::int64_t>(true_lb, true_lb + repeat);
+    const std::int64_t h =
+        s.displacement + std::max<std::int64_t>(true_lb + true_extent, true_lb + true_extent + repeat);
+    *low = first ? l : std::min(*low, l);
+    *high = first ? h : std::max(*high, h);
+    first = false;
+  }
+}
+
+// One collective call, run through gddt on buffers of the run's memory kind and through the
+// library alone on host copies, then compared byte for byte.
+class Trial {
+ public:
+  Trial(const Context& context, std::string what, std::uint64_t seed)
+      : context_(context), what_(std::move(what)), rng_(seed) {}
+
+  // A buffer holding `segments`, filled with random bytes (ints below 1000 with `small_ints`, for
+  // reductions that must not overflow); returns its index.
+  int add(const std::vector<Segment>& segments, bool small_ints = false) {
+    std::int64_t low = 0, high = 0;
+    touched(segments, &low, &high);
+    Image image;
+    image.origin = kMargin - low;
+    image.initial.resize(static_cast<std::size_t>(high - low + 2 * kMargin));
+    for (std::size_t i = 0; i + 4 <= image.initial.size(); i += 4) {
+      const auto word = static_cast<std::uint32_t>(small_ints ? rng_.between(0, 999) : rng_.next());
+      std::memcpy(image.initial.data() + i, &word, 4);
+    }
+    images_.push_back(std::move(image));
+    return static_cast<int>(images_.size()) - 1;
+  }
+
+  // Runs `call` (given whether it is the library's reference run, and the buffer pointers) both
+  // ways and compares every buffer. `call` returns the MPI result, which must be MPI_SUCCESS.
+  void run(const std::function<int(bool reference, const std::vector<void*>& buffers)>& call) {
+    std::vector<gddt_test::Buffer> device;
+    std::vector<void*> pointers;
+    for (const Image& image : images_) {
+      device.emplace_back(context_.memory, image.initial.size());
+      device.back().upload(image.initial.data(), image.initial.size());
+      pointers.push_back(device.back().data() + image.origin);
+    }
+    int rc = call(false, pointers);
+    expect(rc == MPI_SUCCESS, what_ + ": through gddt returned " + std::to_string(rc));
+    std::vector<Bytes> reference;
+    pointers.clear();
+    for (const Image& image : images_) reference.push_back(image.initial);
+    for (std::size_t i = 0; i < images_.size(); ++i) pointers.push_back(reference[i].data() + images_[i].origin);
+    rc = call(true, pointers);
+    expect(rc == MPI_SUCCESS, what_ + ": through the library returned " + std::to_string(rc));
+    for (std::size_t i = 0; i < images_.size(); ++i) {
+      const Bytes got = device[i].download();
+      const auto mismatch = std::mismatch(got.begin(), got.end(), reference[i].begin());
+      expect(mismatch.first == got.end(),
+             what_ + ": buffer " + std::to_string(i) + " differs from the library's result at byte " +
+                 std::to_string(mismatch.first - got.begin() - images_[i].origin) + " from the buffer pointer");
+    }
+  }
+
+ private:
+  struct Image {
+    std::int64_t origin = 0;  // of the buffer pointer in the image
+    Bytes initial;
+  };
+  const Context& context_;
+  std::string what_;
+  fuzz::Rng rng_;
+  std::vector<Image> images_;
+};
+
+// The same function through gddt or, for the reference run, the library alone.
+#define CALL(reference, name, ...) ((reference) ? P##name(__VA_ARGS__) : name(__VA_ARGS__))
+
+struct Types {
+  MPI_Datatype datatype = MPI_DATATYPE_NULL;
+  std::int64_t extent = 0;
+  std::string description;
+};
+
+// The random type `index` of the run (the same on every rank), or nothing when it is empty.
+bool random_type(const Context& context, int index, Types* types) {
+  fuzz::Rng rng(fuzz::type_seed(context.seed, static_cast<std::uint64_t>(index)));
+  fuzz::TypeLimits limits;
+  limits.max_span = 16 * 1024;
+  const fuzz::TypeNode node = fuzz::random_type(&rng, limits, 0);
+  fuzz::LibraryBoundsMap bounds;
+  if (fuzz::build_datatype(node, ~std::uint64_t{0}, &types->datatype, &bounds) != MPI_SUCCESS) return false;
+  MPI_Type_commit(&types->datatype);
+  int size = 0;
+  MPI_Type_size(types->datatype, &size);
+  MPI_Aint lb = 0;
+  MPI_Type_get_extent(types->datatype, &lb, &types->extent);
+  types->description = "type " + std::to_string(index) + " " + fuzz::describe(node);
+  if (size > 0 && types->extent > 0) return true;
+  MPI_Type_free(&types->datatype);
+  return false;
+}
+
+// Segments of `counts[i]` elements per peer, peer i's starting one extent past peer i-1's end (a gap
+// of one element between peers); `bytes` gives displacements in bytes, else in extents.
+std::vector<Segment> spaced(const std::vector<int>& counts, MPI_Datatype datatype, std::int64_t extent,
+                            std::vector<int>* displacements) {
+  std::vector<Segment> segments;
+  std::int64_t at = 0;
+  displacements->clear();
+  for (int count : counts) {
+    segments.push_back({count, datatype, at * extent});
+    displacements->push_back(static_cast<int>(at));
+    at += count + 1;
+  }
+  return segments;
+}
+
+// The data-movement collectives with one random type and count.
+void move_data(const Context& context, const Types& t, int count, std::uint64_t seed, MPI_Comm ring) {
+  const int n = context.size, rank = context.rank;
+  const MPI_Datatype T = t.datatype;
+  const std::string on = " of " + std::to_string(count) + " x " + t.description;
+  std::vector<int> counts(static_cast<std::size_t>(n), count), displs, mine = {count};
+  // Senders of v-collectives send count + rank % 2 elements.
+  std::vector<int> varying(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) varying[static_cast<std::size_t>(i)] = count + i % 2;
+  const int my_varying = count + rank % 2;
+
+  for (int root = 0; root < n; ++root) {
+    {
+      Trial trial(context, "MPI_Bcast" + on, seed + 1);
+      trial.add({{count, T, 0}});
+      trial.run([&](bool ref, const std::vector<void*>& b) {
+        return CALL(ref, MPI_Bcast, b[0], count, T, root, MPI_COMM_WORLD);
+      });
+    }
+    {
+      Trial trial(context, "MPI_Gather" + on, seed + 2);
+      trial.add({{count, T, 0}});
+      trial.add(spaced(counts, T, t.extent, &displs));
+      trial.run([&](bool ref, const std::vector<void*>& b) {
+        return CALL(ref, MPI_Gather, b[0], count, T, b[1], count, T, root, MPI_COMM_WORLD);
+      });
+    }
+    {
+      Trial trial(context, "MPI_Gatherv" + on, seed + 3);
+      trial.add({{my_varying, T, 0}});
+      trial.add(spaced(varying, T, t.extent, &displs));
+      trial.run([&](bool ref, const std::vector<void*>& b) {
+        return CALL(ref, MPI_Gatherv, b[0], my_varying, T, b[1], varying.data(), displs.data(), T, root,
+                    MPI_COMM_WORLD);
+      });
+    }
+    {
+      Trial trial(context, "MPI_Scatterv" + on, seed + 4);
+      trial.add(spaced(varying, T, t.extent, &displs));
+      trial.add({{my_varying, T, 0}});
+      trial.run([&](bool ref, const std::vector<void*>& b) {
+        return CALL(ref, MPI_Scatterv, b[0], varying.data(), displs.data(), T, b[1], my_varying, T, root,
+                    MPI_COMM_WORLD);
+      });
+    }
+  }
+  {
+    Trial trial(context, "MPI_Scatter" + on, seed + 5);
+    std::vector<Segment> blocks;
+    for (int i = 0; i < n; ++i) blocks.push_back({count, T, i * count * t.extent});
+    trial.add(blocks);
+    trial.add({{count, T, 0}});
+    trial.run([&](bool ref, const std::vector<void*>& b) {
+      return CALL(ref, MPI_Scatter, b[0], count, T, b[1], count, T, n - 1, MPI_COMM_WORLD);
+    });
+  }
+  {
+    Trial trial(context, "MPI_Allgather" + on, seed + 6);
+    std::vector<Segment> blocks;
+    for (int i = 0; i < n; ++i) blocks.push_back({count, T, i * count * t.extent});
+    trial.add({{count, T, 0}});
+    trial.add(blocks);
+    trial.run([&](bool ref, const std::vector<void*>& b) {
+      return CALL(ref, MPI_Allgather, b[0], count, T, b[1], count, T, MPI_COMM_WORLD);
+    });
+  }
+  {
+    Trial trial(context, "MPI_Allgather in place" + on, seed + 7);
+    std::vector<Segment> blocks;
+    for (int i = 0; i < n; ++i) blocks.push_back({count, T, i * count * t.extent});
+    trial.add(blocks);
+    trial.run([&](bool ref, const std::vector<void*>& b) {
+      return CALL(ref, MPI_Allgather, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b[0], count, T, MPI_COMM_WORLD);
+    });
+  }
+  {
+    Trial trial(context, "MPI_Allgatherv" + on, seed + 8);
+    trial.add({{my_varying, T, 0}});
+    trial.add(spaced(varying, T, t.extent, &displs));
+    trial.run([&](bool ref, const std::vector<void*>& b) {
+      return CALL(ref, MPI_Allgatherv, b[0], my_varying, T, b[1], varying.data(), displs.data(), T, MPI_COMM_WORLD);
+    });
+  }
+  {
+    Trial trial(context, "MPI_Alltoall" + on, seed + 9);
+    std::vector<Segment> blocks;
+    for (int i = 0; i < n; ++i) blocks.push_back({count, T, i * count * t.extent});
+    trial.add(blocks);
+    trial.add(blocks);
+    trial.run([&](bool ref, const std::vector<void*>& b) {
+      return CALL(ref, MPI_Alltoall, b[0], count, T, b[1], count, T, MPI_COMM_WORLD);
+    });
+  }
+  // Rank r sends count + (r + peer) % 2 elements to each peer.
+  std::vector<int> pair_counts(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) pair_counts[static_cast<std::size_t>(i)] = count + (rank + i) % 2;
+  {
+    Trial trial(context, "MPI_Alltoallv" + on, seed + 10);
+    std::vector<int> sdispls, rdispls;
+    trial.add(spaced(pair_counts, T, t.extent, &sdispls));
+    trial.add(spaced(pair_counts, T, t.extent, &rdispls));
+    trial.run([&](bool ref, const std::vector<void*>& b) {
+      return CALL(ref, MPI_Alltoallv, b[0], pair_counts.data(), sdispls.data(), T, b[1], pair_counts.data(),
+                  rdispls.data(), T, MPI_COMM_WORLD);
+    });
+  }
+  {
+    // Byte displacements and a type per peer: the random type, or its bytes as MPI_BYTE elements
+    // where the signature allows (a peer that sends MPI_BYTE is received as MPI_BYTE).
+    Trial trial(context, "MPI_Alltoallw" + on, seed + 11);
+    std::vector<int> sdispls, rdispls, unused;
+    std::vector<MPI_Datatype> types(static_cast<std::size_t>(n), T);
+    const std::vector<Segment> segments = spaced(pair_counts, T, t.extent, &unused);
+    for (const Segment& s : segments) {
+      sdispls.push_back(static_cast<int>(s.displacement));
+      rdispls.push_back(static_cast<int>(s.displacement));
+    }
+    trial.add(segments);
+    trial.add(segments);
+    trial.run([&](bool ref, const std::vector<void*>& b) {
+      return CALL(ref, MPI_Alltoallw, b[0], pair_counts.data(), sdispls.data(), types.data(), b[1], pair_counts.data(),
+                  rdispls.data(), types.data(), MPI_COMM_WORLD);
+    });
+  }
+  if (ring != MPI_COMM_NULL) {
+    Trial trial(context, "MPI_Neighbor_alltoallw on a ring" + on, seed + 12);
+    std::vector<int> two(2, count), unused;
+    const std::vector<Segment> segments = spaced(two, T, t.extent, &unused);
+    const MPI_Aint displs_bytes[] = {segments[0].displacement, segments[1].displacement};
+    const MPI_Datatype types[] = {T, T};
+    trial.add(segments);
+    trial.add(segments);
+    trial.run([&](bool ref, const std::vector<void*>& b) {
+      return CALL(ref, MPI_Neighbor_alltoallw, b[0], two.data(), displs_bytes, types, b[1], two.data(), displs_bytes,
+                  types, ring);
+    });
+  }
+  if (ring != MPI_COMM_NULL) {
+    Trial trial(context, "MPI_Neighbor_allgather on a ring" + on, seed + 13);
+    trial.add({{count, T, 0}});
+    trial.add({{count, T, 0}, {count, T, count * t.extent}});
+    trial.run([&](bool ref, const std::vector<void*>& b) {
+      return CALL(ref, MPI_Neighbor_allgather, b[0], count, T, b[1], count, T, ring);
+    });
+  }
+  {
+    Trial trial(context, "MPI_Ibcast + MPI_Wait" + on, seed + 14);
+    trial.add({{count, T, 0}});
+    trial.run([&](bool ref, const std::vector<void*>& b) {
+      MPI_Request request;
+      int rc = CALL(ref, MPI_Ibcast, b[0], count, T, 0, MPI_COMM_WORLD, &request);
+      return rc != MPI_SUCCESS ? rc : CALL(ref, MPI_Wait, &request, MPI_STATUS_IGNORE);
+    });
+  }
+  {
+    Trial trial(context, "MPI_Ialltoallv + MPI_Iallgather, MPI_Waitall" + on, seed + 15);
+    std::vector<int> sdispls, rdispls;
+    trial.add(spaced(pair_counts, T, t.extent, &sdispls));
+    trial.add(spaced(pair_counts, T, t.extent, &rdispls));
+    std::vector<Segment> blocks;
+    for (int i = 0; i < n; ++i) blocks.push_back({count, T, i * count * t.extent});
+    trial.add({{count, T, 0}});
+    trial.add(blocks);
+    trial.run([&](bool ref, const std::vector<void*>& b) {
+      MPI_Request requests[2];
+      int rc = CALL(ref, MPI_Ialltoallv, b[0], pair_counts.data(), sdispls.data(), T, b[1], pair_counts.data(),
+                    rdispls.data(), T, MPI_COMM_WORLD, &requests[0]);
+      if (rc == MPI_SUCCESS)
+        rc = CALL(ref, MPI_Iallgather, b[2], count, T, b[3], count, T, MPI_COMM_WORLD, &requests[1]);
+      return rc != MPI_SUCCESS ? rc : CALL(ref, MPI_Waitall, 2, requests, MPI_STATUSES_IGNORE);
+    });
+  }
+#if GDDT_HAVE_MPI_Bcast_init && GDDT_HAVE_MPI_Alltoallw_init
+  {
+    // Started twice: the second start must send what the buffer holds then.
+    Trial trial(context, "MPI_Bcast_init started twice" + on, seed + 16);
+    trial.add({{count, T, 0}});
+    trial.add({{count, T, 0}});
+    trial.run([&](bool ref, const std::vector<void*>& b) {
+      MPI_Request request;
+      int rc = CALL(ref, MPI_Bcast_init, b[0], count, T, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &request);
+      if (rc == MPI_SUCCESS) rc = CALL(ref, MPI_Start, &request);
+      if (rc == MPI_SUCCESS) rc = CALL(ref, MPI_Wait, &request, MPI_STATUS_IGNORE);
+      // Rank 0 now broadcasts its second buffer's bytes: copied over with a byte-type Sendrecv.
+      if (rc == MPI_SUCCESS && context.rank == 0)
+        rc = CALL(ref, MPI_Sendrecv, b[1], count, T, 0, 7, b[0], count, T, 0, 7, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+      if (rc == MPI_SUCCESS) rc = CALL(ref, MPI_Start, &request);
+      if (rc == MPI_SUCCESS) rc = CALL(ref, MPI_Wait, &request, MPI_STATUS_IGNORE);
+      if (rc == MPI_SUCCESS) rc = CALL(ref, MPI_Request_free, &request);
+      return rc;
+    });
+  }
+#endif
+}
+
+// A user-defined operation: the sum of MPI_INT elements, for any datatype made of them (the
+// predefined operations take predefined datatypes only).
+void add_ints(void* in, void* inout, int* len, MPI_Datatype* datatype) {
+  int size = 0;
+  MPI_Type_size(*datatype, &size);
+  MPI_Aint lb = 0, extent = 0;
+  MPI_Type_get_extent(*datatype, &lb, &extent);
+  // Only the vector(3, 2, 5) of MPI_INT below and MPI_INT reach it.
+  const bool vector = size != static_cast<int>(sizeof(int));
+  for (int e = 0; e < *len; ++e) {
+    for (int k = 0; k < (vector ? 6 : 1); ++k) {
+      const std::int64_t at = e * extent + (vector ? (k / 2 * 5 + k % 2) * 4 : 0);
+      int a = 0, b = 0;
+      std::memcpy(&a, static_cast<char*>(in) + at, 4);
+      std::memcpy(&b, static_cast<char*>(inout) + at, 4);
+      b += a;
+      std::memcpy(static_cast<char*>(inout) + at, &b, 4);
+    }
+  }
+}
+
+// Reductions: predefined operations over MPI_INT, a user-defined one over a vector of MPI_INT
+// (gaps between blocks).
+void reduce(const Context& context, MPI_Datatype T, const std::string& name, int count, std::uint64_t seed,
+            const std::vector<MPI_Op>& ops) {
+  const int n = context.size, rank = context.rank;
+  MPI_Aint lb = 0, extent = 0;
+  MPI_Type_get_extent(T, &lb, &extent);
+  const std::string on = " of " + std::to_string(count) + " x " + name;
+  for (const MPI_Op op : ops) {
+    for (int root = 0; root < n; ++root) {
+      Trial trial(context, "MPI_Reduce" + on, seed + 20);
+      trial.add({{count, T, 0}}, true);
+      trial.add({{count, T, 0}}, true);
+      trial.run([&](bool ref, const std::vector<void*>& b) {
+        return CALL(ref, MPI_Reduce, b[0], b[1], count, T, op, root, MPI_COMM_WORLD);
+      });
+    }
+    {
+      Trial trial(context, "MPI_Allreduce" + on, seed + 21);
+      trial.add({{count, T, 0}}, true);
+      trial.add({{count, T, 0}}, true);
+      trial.run([&](bool ref, const std::vector<void*>& b) {
+        return CALL(ref, MPI_Allreduce, b[0], b[1], count, T, op, MPI_COMM_WORLD);
+      });
+    }
+    {
+      Trial trial(context, "MPI_Allreduce in place" + on, seed + 22);
+      trial.add({{count, T, 0}}, true);
+      trial.run([&](bool ref, const std::vector<void*>& b) {
+        return CALL(ref, MPI_Allreduce, MPI_IN_PLACE, b[0], count, T, op, MPI_COMM_WORLD);
+      });
+    }
+    {
+      Trial trial(context, "MPI_Iallreduce + MPI_Test" + on, seed + 23);
+      trial.add({{count, T, 0}}, true);
+      trial.add({{count, T, 0}}, true);
+      trial.run([&](bool ref, const std::vector<void*>& b) {
+        MPI_Request request;
+        int rc = CALL(ref, MPI_Iallreduce, b[0], b[1], count, T, op, MPI_COMM_WORLD, &request);
+        for (int done = 0; rc == MPI_SUCCESS && !done;) rc = CALL(ref, MPI_Test, &request, &done, MPI_STATUS_IGNORE);
+        return rc;
+      });
+    }
+    {
+      Trial trial(context, "MPI_Reduce_scatter_block" + on, seed + 24);
+      std::vector<Segment> blocks;
+      for (int i = 0; i < n; ++i) blocks.push_back({count, T, i * count * extent});
+      trial.add(blocks, true);
+      trial.add({{count, T, 0}}, true);
+      trial.run([&](bool ref, const std::vector<void*>& b) {
+        return CALL(ref, MPI_Reduce_scatter_block, b[0], b[1], count, T, op, MPI_COMM_WORLD);
+      });
+    }
+    {
+      Trial trial(context, "MPI_Reduce_scatter" + on, seed + 25);
+      std::vector<int> counts(static_cast<std::size_t>(n));
+      int total = 0;
+      for (int i = 0; i < n; ++i) total += counts[static_cast<std::size_t>(i)] = count + i % 2;
+      trial.add({{total, T, 0}}, true);
+      trial.add({{counts[static_cast<std::size_t>(rank)], T, 0}}, true);
+      trial.run([&](bool ref, const std::vector<void*>& b) {
+        return CALL(ref, MPI_Reduce_scatter, b[0], b[1], counts.data(), T, op, MPI_COMM_WORLD);
+      });
+    }
+    for (const bool exclusive : {false, true}) {
+      Trial trial(context, (exclusive ? "MPI_Exscan" : "MPI_Scan") + on, seed + 26);
+      trial.add({{count, T, 0}}, true);
+      trial.add({{count, T, 0}}, true);
+      trial.run([&](bool ref, const std::vector<void*>& b) {
+        return exclusive ? CALL(ref, MPI_Exscan, b[0], b[1], count, T, op, MPI_COMM_WORLD)
+                         : CALL(ref, MPI_Scan, b[0], b[1], count, T, op, MPI_COMM_WORLD);
+      });
+    }
+    {
+      Trial trial(context, "MPI_Reduce_local" + on, seed + 27);
+      trial.add({{count, T, 0}}, true);
+      trial.add({{count, T, 0}}, true);
+      trial.run(
+          [&](bool ref, const std::vector<void*>& b) { return CALL(ref, MPI_Reduce_local, b[0], b[1], count, T, op); });
+    }
+  }
+}
+
+long long counter_value(const char* name) {
+  using CounterFunction = int (*)(const char*, long long*);
+  static const auto counter = reinterpret_cast<CounterFunction>(dlsym(RTLD_DEFAULT, "gddt_counter"));
+  long long value = 0;
+  return counter != nullptr && counter(name, &value) == 0 ? value : -1;
+}
+
+}  // namespace
+}  // namespace gddt_test::collective
+
+int main(int argc, char** argv) {
+  using namespace gddt_test::collective;
+  using gddt_test::p2p::Context;
+  gddt_test::p2p::Suite suite(&argc, &argv, "collectives");
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm ring = MPI_COMM_NULL;
+  {
+    int size = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const int periodic = 1;
+    MPI_Cart_create(MPI_COMM_WORLD, 1, &size, &periodic, 0, &ring);
+    MPI_Comm_set_errhandler(ring, MPI_ERRORS_RETURN);
+  }
+  const long long stand_ins_before = counter_value("collective.stand-ins");
+  suite.run("random_types", [ring](const Context& context) {
+    const long types = context.messages > 0 ? context.messages : kDefaultTypes;
+    int tested = 0;
+    for (int index = 0; index < types; ++index) {
+      Types t;
+      if (!random_type(context, index, &t)) continue;
+      ++tested;
+      for (int count : {1, 3})
+        move_data(context, t, count, gddt_test::p2p::mix_seed(context.seed, index * 8 + count), ring);
+      MPI_Type_free(&t.datatype);
+    }
+    expect(tested > 0, "some random types were not empty");
+    gddt_test::p2p::note(std::to_string(tested) + " random types of " + std::to_string(types) + " tested");
+  });
+  suite.run("reductions", [](const Context& context) {
+    MPI_Datatype vector;
+    MPI_Type_vector(3, 2, 5, MPI_INT, &vector);
+    MPI_Type_commit(&vector);
+    MPI_Op sum;
+    MPI_Op_create(add_ints, 1, &sum);
+    for (int count : {1, 7, 1000}) {
+      reduce(context, vector, "vector(3, 2, 5) of MPI_INT", count, gddt_test::p2p::mix_seed(context.seed, count),
+             {sum});
+      reduce(context, MPI_INT, "MPI_INT", count, gddt_test::p2p::mix_seed(context.seed, count + 1),
+             {MPI_SUM, MPI_MAX, sum});
+    }
+    MPI_Op_free(&sum);
+    MPI_Type_free(&vector);
+  });
+  suite.run("gddt_staged_the_buffers", [stand_ins_before](const Context& context) {
+    const bool staged = context.memory == gddt_test::MemoryKind::kDevice || getenv("GDDT_COLLECTIVE_HOST") != nullptr;
+    if (!staged) return;
+    expect(counter_value("collective.stand-ins") > stand_ins_before,
+           "gddt's collective.stand-ins counter grew (" + std::to_string(counter_value("collective.stand-ins")) + ")");
+  });
+  if (ring != MPI_COMM_NULL) MPI_Comm_free(&ring);
+  return suite.finish();
+}
