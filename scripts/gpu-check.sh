@@ -5,7 +5,7 @@
 # differential fuzzer and the point-to-point suite on device, managed, pinned and mixed
 # memory) against each, the demo, and the benchmarks. Logs and CSVs go to $OUT (or
 # ./gpu-check-out).
-#   bash scripts/gpu-check.sh [tests] [fuzz] [bench]     (default: all three)
+#   bash scripts/gpu-check.sh [tests] [fuzz] [bench] [collectives]     (default: all four)
 # fuzz: the differential pack fuzzer with every buffer of a random memory kind, FUZZ_TYPES
 # types (default 100000) spread over FUZZ_RANKS ranks (default 4) on each MPI stack, seed printed.
 # PACK_BENCH_ARGS and P2P_BENCH_ARGS pass options to the pack and point-to-point benchmarks
@@ -14,7 +14,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-check-out}
 mkdir -p "$out"
-stages=${*:-tests fuzz bench}
+stages=${*:-tests fuzz bench collectives}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # The random-type point-to-point test on host memory too: the time to compare with.
 gpu_tests='cuda|Gpu|device|managed|pinned|mixed|random_types'
@@ -123,6 +123,19 @@ if [[ $stages == *bench* ]]; then
     bundle=(mpiexec --allow-run-as-root -n 2 -x LD_LIBRARY_PATH -x UCX_MODULE_DIR --mca pml ucx)
     (source .devdeps/cuda-mpi/env.sh && p2p_bench cuda-mpi build/gpu-cudampi "${bundle[@]}") || status=1
     (source .devdeps/cuda-mpi/env.sh && halo_bench cuda-mpi build/gpu-cudampi "${bundle[@]}") || status=1
+  fi
+fi
+
+# collectives: the FFT transpose (MPI_Alltoallw of subarrays) and MPI_Allreduce on device buffers,
+# two ranks on the GPU, against the user's workaround and the library alone.
+if [[ $stages == *collectives* ]]; then
+  echo "=== collectives (system MPI)"
+  mpiexec --allow-run-as-root -n 2 build/gpu-sysmpi/bench/gddt-bench-collectives 2>&1 | tee "$out/collectives-system-mpi.txt" || status=1
+  if $cuda_built; then
+    echo "=== collectives (CUDA-aware bundle)"
+    (source .devdeps/cuda-mpi/env.sh &&
+      mpiexec --allow-run-as-root -n 2 -x LD_LIBRARY_PATH -x UCX_MODULE_DIR --mca pml ucx \
+        build/gpu-cudampi/bench/gddt-bench-collectives 2>&1 | tee "$out/collectives-cuda-mpi.txt") || status=1
   fi
 fi
 exit $status
