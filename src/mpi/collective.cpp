@@ -7,7 +7,6 @@
 #include "core/log.hpp"
 #include "mpi/errors.hpp"
 #include "mpi/pack_api.hpp"
-#include "protocol/cuda_awareness.hpp"
 #include "protocol/message.hpp"
 #include "protocol/requests.hpp"
 #include "protocol/transfer.hpp"
@@ -40,6 +39,7 @@ struct Piece {
   std::int64_t span_lb() const { return offset + layout->span_lb(count); }
   std::int64_t span_ub() const { return offset + layout->span_ub(count); }
   bool dense() const { return span_ub() - span_lb() <= kDenseSpanFactor * bytes() + kDenseSpanSlack; }
+  bool gapless() const { return span_ub() - span_lb() == bytes(); }
 };
 
 // A buffer argument with what replaces it: its packed bytes, or a stand-in of host memory for the
@@ -73,11 +73,19 @@ Status move_typed(const Piece& piece, const char* from, memory::Kind from_kind, 
                           protocol::choose(to_kind, packed.kind(), piece.bytes()));
 }
 
-// Packed staging for the largest piece of `stand_in` that moves through packed bytes.
-Status packed_staging(const StandIn& stand_in, bool spans_allowed, protocol::Staging* packed) {
+// Copies a piece's span, gaps included, between a buffer of the user's and its stand-in.
+Status copy_span(const Piece& piece, const char* from, char* to) {
+  const int device = piece.kind.type == GDDT_MEMORY_HOST ? -1 : piece.kind.device;
+  return protocol::copy_and_wait(to + piece.span_lb(), from + piece.span_lb(),
+                                 static_cast<std::size_t>(piece.span_ub() - piece.span_lb()), device);
+}
+
+// Packed staging for the largest piece of `stand_in` that moves through packed bytes: filling
+// copies dense pieces span and all, emptying only pieces without gaps.
+Status packed_staging(const StandIn& stand_in, bool filling, protocol::Staging* packed) {
   std::int64_t most = 0;
   for (const Piece& piece : stand_in.pieces)
-    if (!(spans_allowed && piece.dense())) most = std::max(most, piece.bytes());
+    if (!(filling ? piece.dense() : piece.gapless())) most = std::max(most, piece.bytes());
   if (most == 0) return GDDT_OK;
   protocol::Route route = protocol::Route::kHostStaged;
   return packed->acquire(&route, -1, most);
@@ -86,19 +94,31 @@ Status packed_staging(const StandIn& stand_in, bool spans_allowed, protocol::Sta
 }  // namespace
 
 // The pieces of a packed argument, packed into (`into_packed`) or unpacked out of its packed bytes.
+// Moves the GPU does in one launch are queued on its stream back to back and waited for once.
 Status move_packed(const StandIn& stand_in, bool into_packed) {
+  gpu::Stream queued = nullptr;
   for (const Piece& piece : stand_in.pieces) {
     counters::add(counters::Counter::kCollectiveBytes, piece.bytes());
     const pack::Window window{piece.layout.get(), piece.count, 0, piece.bytes()};
     char* typed = const_cast<char*>(stand_in.user) + piece.offset;
     char* packed = static_cast<char*>(stand_in.staging.data()) + piece.packed_at;
     const protocol::Way way = protocol::choose(piece.kind, stand_in.staging.kind(), piece.bytes());
+    gpu::Stream stream = nullptr;
+    if (way == protocol::Way::kDevice || way == protocol::Way::kZeroCopy) {
+      const Status found = gpu::library_stream(protocol::device_of(piece.kind, stand_in.staging.kind()), &stream);
+      if (is_error(found)) return found;
+      if (queued != nullptr && stream != queued) {
+        const Status waited = gpu::stream_wait(queued, {});
+        if (is_error(waited)) return waited;
+      }
+      queued = stream;
+    }
     const Status status =
-        into_packed ? protocol::pack(window, typed, piece.kind, packed, stand_in.staging.kind(), nullptr, way)
-                    : protocol::unpack(window, typed, piece.kind, packed, stand_in.staging.kind(), nullptr, way);
+        into_packed ? protocol::pack(window, typed, piece.kind, packed, stand_in.staging.kind(), stream, way)
+                    : protocol::unpack(window, typed, piece.kind, packed, stand_in.staging.kind(), stream, way);
     if (is_error(status)) return status;
   }
-  return GDDT_OK;
+  return queued == nullptr ? GDDT_OK : gpu::stream_wait(queued, {});
 }
 
 struct Staged : protocol::CollectiveWork {
@@ -120,9 +140,7 @@ struct Staged : protocol::CollectiveWork {
         if (is_error(status)) return status;
         counters::add(counters::Counter::kCollectiveBytes, piece.bytes());
         if (piece.dense()) {
-          const int device = piece.kind.type == GDDT_MEMORY_HOST ? -1 : piece.kind.device;
-          status = protocol::copy_and_wait(stand_in.origin() + piece.span_lb(), stand_in.user + piece.span_lb(),
-                                           static_cast<std::size_t>(piece.span_ub() - piece.span_lb()), device);
+          status = copy_span(piece, stand_in.user, stand_in.origin());
         } else {
           status = move_typed(piece, stand_in.user, piece.kind, stand_in.origin(), stand_in.staging.kind(), packed);
         }
@@ -146,8 +164,9 @@ struct Staged : protocol::CollectiveWork {
       for (const Piece& piece : stand_in.pieces) {
         if (is_error(status)) return status;
         counters::add(counters::Counter::kCollectiveBytes, piece.bytes());
-        status = move_typed(piece, stand_in.origin(), stand_in.staging.kind(), const_cast<char*>(stand_in.user),
-                            piece.kind, packed);
+        status = piece.gapless() ? copy_span(piece, stand_in.origin(), const_cast<char*>(stand_in.user))
+                                 : move_typed(piece, stand_in.origin(), stand_in.staging.kind(),
+                                              const_cast<char*>(stand_in.user), piece.kind, packed);
       }
       if (is_error(status)) return status;
     }
@@ -161,12 +180,13 @@ namespace {
 enum class Verdict { kStaged, kLeft, kRefused };
 
 // Resolves the segments of `argument` and decides whether it needs a stand-in: any piece in device
-// memory that the library would touch with the CPU (a CUDA-aware library moves named types of
-// device memory itself), or any piece at all under GDDT_COLLECTIVE_HOST=gddt. Erroneous arguments
-// are left to the library, which reports them.
+// memory, or any piece at all under GDDT_COLLECTIVE_HOST=gddt. Under a CUDA-aware library too:
+// collective algorithms copy device buffers with the CPU in places (Open MPI 5.0.11 over UCX: the
+// local block of MPI_Gather's binomial tree and of MPI_Alltoallw, even for MPI_BYTE), so the
+// library gets host memory only. Erroneous arguments are left to the library, which reports them.
 Verdict examine(const Argument& argument, int segments, StandIn* stand_in) {
   const char* user = static_cast<const char*>(*argument.address);
-  bool device = false, all_moved_as_bytes = true;
+  bool device = false;
   for (int i = 0; i < segments; ++i) {
     const Segment segment = argument.segment(i);
     if (segment.count < 0 || segment.datatype == MPI_DATATYPE_NULL || type::is_freed(segment.datatype))
@@ -193,12 +213,9 @@ Verdict examine(const Argument& argument, int segments, StandIn* stand_in) {
         classify_typed(segment.datatype, reinterpret_cast<const void*>(first), &piece.kind) != GDDT_OK)
       return Verdict::kLeft;
     device = device || piece.kind.type == GDDT_MEMORY_DEVICE;
-    all_moved_as_bytes = all_moved_as_bytes && guard::moved_as_bytes(segment.datatype);
     stand_in->pieces.push_back(std::move(piece));
   }
-  if (stand_in->pieces.empty()) return Verdict::kLeft;
-  const bool library_serves = !device || (protocol::library_cuda_aware() && all_moved_as_bytes);
-  if (library_serves && !host_through_gddt()) return Verdict::kLeft;
+  if (stand_in->pieces.empty() || (!device && !host_through_gddt())) return Verdict::kLeft;
   stand_in->direction = argument.direction;
   stand_in->user = user;
   stand_in->low = stand_in->pieces.front().span_lb();
@@ -210,29 +227,25 @@ Verdict examine(const Argument& argument, int segments, StandIn* stand_in) {
   return Verdict::kStaged;
 }
 
-// Points the argument's count, datatype and displacement parameters at its packed bytes where the
-// call moves data without reducing it (and GDDT_COLLECTIVE_PACKED allows it), with packed staging
-// in device scratch for a CUDA-aware library and in host memory otherwise; else acquires a host
-// stand-in.
+// Points the argument's count, datatype and displacement parameters at its packed bytes in host
+// memory where the call moves data without reducing it (and GDDT_COLLECTIVE_PACKED allows it);
+// else acquires a host stand-in.
 Status pack_or_stand_in(const Argument& argument, int segments, StandIn* stand_in) {
   if (argument.rewrite && config::settings().collective_packed) {
     PackedSegments& packed = stand_in->packed_segments;
     packed.bytes.assign(static_cast<std::size_t>(segments), 0);
     packed.offsets.assign(static_cast<std::size_t>(segments), 0);
     std::int64_t total = 0;
-    int device = -1;
     for (Piece& piece : stand_in->pieces) {
       piece.packed_at = total;
       packed.bytes[static_cast<std::size_t>(piece.segment)] = piece.bytes();
       packed.offsets[static_cast<std::size_t>(piece.segment)] = total;
       total += piece.bytes();
-      if (piece.kind.type == GDDT_MEMORY_DEVICE) device = piece.kind.device;
     }
     if (argument.rewrite(packed)) {
-      protocol::Route route =
-          device >= 0 && protocol::library_cuda_aware() ? protocol::Route::kDeviceStaged : protocol::Route::kHostStaged;
       stand_in->packed = true;
-      return stand_in->staging.acquire(&route, device, total);
+      protocol::Route route = protocol::Route::kHostStaged;
+      return stand_in->staging.acquire(&route, -1, total);
     }
   }
   protocol::Route route = protocol::Route::kHostStaged;

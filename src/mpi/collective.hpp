@@ -2,13 +2,13 @@
 // `staged` rows of entry_points.txt. Each buffer argument that lies in device memory (or, with
 // GDDT_COLLECTIVE_HOST=gddt, in any memory) is replaced for the library's call, one of two ways:
 // - packed (calls that move data without reducing it, GDDT_COLLECTIVE_PACKED): its segments'
-//   packed bytes back to back, in device scratch for a CUDA-aware library and pinned host memory
-//   otherwise, handed to the library as MPI_BYTE counts and displacements (the wire carries
-//   packed bytes, as gddt's point-to-point does);
+//   packed bytes back to back in host memory, handed to the library as MPI_BYTE counts and
+//   displacements (the wire carries packed bytes, as gddt's point-to-point does);
 // - as a host stand-in (reductions, or where the packed counts do not fit the call's integers):
 //   host memory laid out like the user's buffer over the span its segments cover, so the library
 //   runs its own algorithm, datatype engine and reduction operations on it.
-// Before the call the typed bytes of the buffers the call reads are moved in; after it (at
+// Host memory even under a CUDA-aware library, whose collective algorithms copy device buffers
+// with the CPU in places. Before the call the typed bytes of the buffers the call reads are moved in; after it (at
 // completion for nonblocking calls, at every completion for persistent ones, which fill at every
 // MPI_Start) the typed bytes of the buffers it writes are moved back, gaps untouched. The
 // generated shims describe each buffer argument by its segments, one per peer where the call has

@@ -8,14 +8,15 @@
 #include "type/datatype.hpp"
 
 namespace gddt::mpi::guard {
+namespace {
 
+// A named type whose element is its bytes: a CUDA-aware library moves it from device memory
+// as plain bytes.
 bool moved_as_bytes(MPI_Datatype datatype) {
   type::LayoutPtr layout;
   return type::combiner_of(datatype) == MPI_COMBINER_NAMED && resolve_datatype(datatype, &layout) == GDDT_OK &&
          layout->shape == type::Shape::kContiguous && layout->lb == 0 && layout->extent == layout->size;
 }
-
-namespace {
 
 // Managed memory is the CPU's to touch too; only device memory is refused.
 bool refused(const void* address, MPI_Datatype datatype) {

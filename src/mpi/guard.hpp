@@ -45,10 +45,6 @@ int datatypes_of(MPI_Comm comm, Per per);
 // Whether a buffer of `side` is significant at this process of a call with `root` on `comm`.
 bool significant(MPI_Comm comm, int root, Side side);
 
-// A named type whose element is its bytes: a CUDA-aware library moves it from device memory as
-// plain bytes.
-bool moved_as_bytes(MPI_Datatype datatype);
-
 // Each returns MPI_SUCCESS, or MPI_ERR_UNSUPPORTED_OPERATION raised on the handle. `root` is
 // the call's root argument, kNotRooted for calls without one.
 int on_comm(MPI_Comm comm, int root, std::initializer_list<Buffer> buffers);
