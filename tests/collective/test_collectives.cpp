@@ -32,7 +32,7 @@ using p2p::Context;
 using p2p::expect;
 using Bytes = std::vector<unsigned char>;
 
-constexpr int kDefaultTypes = 12;
+constexpr int kDefaultTypes = 16;
 constexpr std::int64_t kMargin = 64;
 
 // One run of elements of a buffer: `count` elements of `datatype`, `displacement` bytes from the
@@ -136,12 +136,17 @@ struct Types {
   std::string description;
 };
 
-// The random type `index` of the run (the same on every rank), or nothing when it is empty.
+// The random type `index` of the run (the same on every rank), or nothing when it is empty or
+// holds a long double.
 bool random_type(const Context& context, int index, Types* types) {
   fuzz::Rng rng(fuzz::type_seed(context.seed, static_cast<std::uint64_t>(index)));
   fuzz::TypeLimits limits;
   limits.max_span = 16 * 1024;
   const fuzz::TypeNode node = fuzz::random_type(&rng, limits, 0);
+  // The 6 padding bytes of a long double are left undefined: the library's typed copies and its
+  // pack and unpack treat them each their own way (p2p_random_types marks them; here such types
+  // are left to it).
+  if (fuzz::contains_named_type(node, MPI_LONG_DOUBLE)) return false;
   fuzz::LibraryBoundsMap bounds;
   if (fuzz::build_datatype(node, ~std::uint64_t{0}, &types->datatype, &bounds) != MPI_SUCCESS) return false;
   MPI_Type_commit(&types->datatype);
