@@ -256,16 +256,18 @@ def write_shims(rows, declared, cpp, hpp, names):
 # under Open MPI ompi_<name>_f and the four manglings of mpif.h and `use mpi`, under MPICH
 # mpi_<name>_f08_. Intercepted functions convert their arguments (handles by the f2c/c2f
 # functions, INTEGER status arrays, the layer's MPI_BOTTOM, MPI_IN_PLACE and MPI_STATUS(ES)_IGNORE,
-# 1-based indices) and call gddt's implementation; the others check their buffers like the C
-# shims, start held sends where the row says blocking, and call the library's own function with
-# their arguments untouched.
+# 1-based indices) and call gddt's implementation; staged ones (collectives) convert theirs the
+# same way, their per-peer datatype arrays by the communicator's size, and call gddt's C shim;
+# the others check their buffers like the C shims, start held sends where the row says blocking,
+# and call the library's own function with their arguments untouched.
 FORTRAN_LAYERS = {  # name of a function's Fortran symbol, and its aliases
     "open_mpi": (lambda name: f"ompi_{name}_f",
                  lambda name: [f"mpi_{name}", f"mpi_{name}_", f"mpi_{name}__", f"MPI_{name.upper()}"]),
     "mpich_f08": (lambda name: f"mpi_{name}_f08_", lambda name: []),
 }
 FORTRAN_LAYER_ENUMS = {None: "kNone", "open_mpi": "kOpenMpi", "mpich_f08": "kMpichF08"}  # fortran::Layer
-FORTRAN_HANDLES = {"MPI_Datatype": "Type", "MPI_Comm": "Comm", "MPI_Request": "Request", "MPI_Message": "Message"}
+FORTRAN_HANDLES = {"MPI_Datatype": "Type", "MPI_Comm": "Comm", "MPI_Request": "Request", "MPI_Message": "Message",
+                   "MPI_Op": "Op", "MPI_Info": "Info"}
 FORTRAN_NULLS = {"MPI_Datatype": "MPI_DATATYPE_NULL", "MPI_Comm": "MPI_COMM_NULL", "MPI_Request": "MPI_REQUEST_NULL",
                  "MPI_Message": "MPI_MESSAGE_NULL"}
 FORTRAN_PROBES = {"MPI_Mprobe", "MPI_Improbe"}  # their message handle is only written
@@ -303,6 +305,15 @@ def fortran_conversion(row):
         elif base == "void":
             params.append(f"char* {name}")
             args.append(f"gddt::mpi::fortran::buffer({name})")
+        elif base in ("int", "MPI_Aint") and array and row.kind == "staged":  # counts and displacements
+            params.append(f"{'MPI_Fint' if base == 'int' else 'MPI_Aint'}* {name}")
+            args.append(name)
+        elif base == "MPI_Datatype" and array and row.kind == "staged":  # one per peer or neighbour
+            per = next(per for _, datatype, per, _ in row.buffers if datatype == name)
+            params.append(f"MPI_Fint* {name}")
+            before.append(f"  const std::vector<MPI_Datatype> {name}_c = gddt::mpi::fortran::datatypes({name}, "
+                          f"MPI_Comm_f2c(*comm), Per::{PER[per]});")
+            args.append(f"{name}_c.data()")
         elif base == "int" and name == "array_of_indices":
             params.append(f"MPI_Fint* {name}")
             before.append(f"  std::vector<int> {name}_c(gddt::mpi::fortran::length(*{count_name}));")
@@ -334,7 +345,7 @@ def fortran_conversion(row):
                 args.append(f"{name}_c.data()")
                 after.append(f"  {name}_c.out([]({base} c) {{ return MPI_{kind}_c2f(c); }});")
             elif pointer:
-                out_only = name.startswith("new") or row.name in FORTRAN_PROBES
+                out_only = name.startswith("new") or row.name in FORTRAN_PROBES or row.kind == "staged"
                 start = FORTRAN_NULLS[base] if out_only else f"MPI_{kind}_f2c(*{name})"
                 before.append(f"  {base} {name}_c = {start};")
                 args.append(f"&{name}_c")
@@ -385,7 +396,9 @@ def fortran_shim(row, layer):
     symbol = symbol_of(fortran_name(row))
     forward_types, forward_declared, forward_names = fortran_forward(row)
     library = f'static const auto library = gddt::mpi::fortran::library<void (*)({forward_types})>("{symbol}");'
-    if row.kind == "intercepted":
+    if row.kind in ("intercepted", "staged"):
+        # Staged rows call gddt's C shim of the function, which stages their buffers.
+        target = f"gddt::mpi::entry::{row.short}" if row.kind == "intercepted" else f"::{row.name}"
         params, before, args, after, lengths = fortran_conversion(row)
         signature = ", ".join(params + ["MPI_Fint* ierror"] + lengths)
         passed = ", ".join([p.split()[-1] for p in params] + ["ierror"] + [n.split()[-1] for n in lengths])
@@ -394,7 +407,7 @@ def fortran_shim(row, layer):
                 f"    return library({passed});",
                 "  }",
                 *before,
-                f"  const int rc = gddt::mpi::entry::{row.short}({', '.join(args)});",
+                f"  const int rc = {target}({', '.join(args)});",
                 *after,
                 "  if (ierror != nullptr) *ierror = rc;"]
     else:

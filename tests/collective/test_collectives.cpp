@@ -474,6 +474,35 @@ void reduce(const Context& context, MPI_Datatype T, const std::string& name, int
   }
 }
 
+// Erroneous calls give the library's error class through gddt too: a root past the group, a
+// negative count, a datatype that is not committed, no operation. (A null buffer with elements is
+// left out: Open MPI 4.1's own MPI_Allgather crashes on it.)
+void bad_arguments(const Context& context) {
+  gddt_test::Buffer buffer(context.memory, 64 * sizeof(int));
+  int* data = reinterpret_cast<int*>(buffer.data());
+  MPI_Datatype uncommitted;
+  MPI_Type_vector(2, 1, 2, MPI_INT, &uncommitted);
+  const std::vector<std::pair<std::string, std::function<int(bool)>>> calls = {
+      {"MPI_Bcast to a root past the group",
+       [&](bool ref) { return CALL(ref, MPI_Bcast, data, 4, MPI_INT, context.size, MPI_COMM_WORLD); }},
+      {"MPI_Allgather of a negative count",
+       [&](bool ref) { return CALL(ref, MPI_Allgather, data, -1, MPI_INT, data + 32, 4, MPI_INT, MPI_COMM_WORLD); }},
+      {"MPI_Bcast of a datatype not committed",
+       [&](bool ref) { return CALL(ref, MPI_Bcast, data, 1, uncommitted, 0, MPI_COMM_WORLD); }},
+      {"MPI_Reduce with MPI_OP_NULL",
+       [&](bool ref) { return CALL(ref, MPI_Reduce, data, data + 32, 4, MPI_INT, MPI_OP_NULL, 0, MPI_COMM_WORLD); }},
+  };
+  for (const auto& [what, call] : calls) {
+    int library = 0, through_gddt = 0;
+    MPI_Error_class(call(true), &library);
+    MPI_Error_class(call(false), &through_gddt);
+    expect(library != MPI_SUCCESS && through_gddt == library, what + ": the library says class " +
+                                                                  std::to_string(library) + ", through gddt " +
+                                                                  std::to_string(through_gddt));
+  }
+  MPI_Type_free(&uncommitted);
+}
+
 long long counter_value(const char* name) {
   using CounterFunction = int (*)(const char*, long long*);
   static const auto counter = reinterpret_cast<CounterFunction>(dlsym(RTLD_DEFAULT, "gddt_counter"));
@@ -527,6 +556,7 @@ int main(int argc, char** argv) {
     MPI_Op_free(&sum);
     MPI_Type_free(&vector);
   });
+  suite.run("bad_arguments", bad_arguments);
   suite.run("gddt_staged_the_buffers", [stand_ins_before](const Context& context) {
     const bool staged = context.memory == gddt_test::MemoryKind::kDevice || getenv("GDDT_COLLECTIVE_HOST") != nullptr;
     if (!staged) return;

@@ -1,9 +1,10 @@
 ! Fortran callers through gddt, two ranks: derived datatypes sent and received (blocking,
 ! nonblocking, MPI_WAITALL and MPI_WAITANY, MPI_BOTTOM with absolute addresses), packed and
 ! unpacked and compared byte for byte with the library's own PMPI_PACK/PMPI_UNPACK, a bad handle
-! answered with an MPI error, and gddt's counters showing that gddt did the work. Compiled twice:
-! with mpif.h (GDDT_MPIF_H) and with `use mpi`. Argument: the memory kind of the buffers (host,
-! pinned, device, managed). Run with GDDT_P2P_HOST=gddt GDDT_PACK_HOST=gddt on host memory.
+! answered with an MPI error, an MPI_ALLTOALLW of the derived type against the library's own, and
+! gddt's counters showing that gddt did the work. Compiled twice: with mpif.h (GDDT_MPIF_H) and
+! with `use mpi`. Argument: the memory kind of the buffers (host, pinned, device, managed). Run
+! with GDDT_P2P_HOST=gddt GDDT_PACK_HOST=gddt GDDT_COLLECTIVE_HOST=gddt on host memory.
 program fortran_p2p
 #ifndef GDDT_MPIF_H
   use mpi
@@ -24,7 +25,8 @@ program fortran_p2p
   character(len=16) :: memory
   character(len=1) :: by_gddt(8 * n), by_library(8 * n)
   integer :: gddt_position, library_position
-  integer(c_long_long) :: sides, packs
+  integer(c_long_long) :: sides, packs, stand_ins
+  integer :: wcounts(2), wdispls(2), wtypes(2)
 
   call MPI_INIT(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
@@ -118,6 +120,21 @@ program fortran_p2p
   call check(error_class == MPI_ERR_TYPE, 'MPI_SEND with a handle that names no datatype gives MPI_ERR_TYPE', rank)
   call MPI_WAIT(requests(1), status, ierr)
   call check(ierr == MPI_SUCCESS .and. requests(1) == MPI_REQUEST_NULL, 'MPI_WAIT on MPI_REQUEST_NULL', rank)
+
+  ! MPI_ALLTOALLW: to each rank the vector of every other double, from byte 0 to rank 0 and from
+  ! byte 8 to rank 1, received the same way; the library's own PMPI_ALLTOALLW on host copies
+  ! gives what each receive buffer must hold.
+  stand_ins = counter('collective.stand-ins')
+  recv => renewed(recv_buffer, memory, poison)
+  wcounts = 1
+  wdispls = [0, 8]
+  wtypes = vector
+  call MPI_ALLTOALLW(send, wcounts, wdispls, wtypes, recv, wcounts, wdispls, wtypes, MPI_COMM_WORLD, ierr)
+  call check(ierr == MPI_SUCCESS, 'MPI_ALLTOALLW', rank)
+  got = poison
+  call PMPI_ALLTOALLW(mine, wcounts, wdispls, wtypes, got, wcounts, wdispls, wtypes, MPI_COMM_WORLD, ierr)
+  call expect_elements(recv_buffer, got, 'MPI_ALLTOALLW against PMPI_ALLTOALLW', rank)
+  call check(counter('collective.stand-ins') > stand_ins, 'gddt staged the MPI_ALLTOALLW buffers', rank)
 
   ! gddt did the work: counted sides of its messages and packs.
   call check(staged_sides() - sides >= 3, 'gddt staged the derived-type receives', rank)
