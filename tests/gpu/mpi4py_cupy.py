@@ -1,5 +1,6 @@
-"""An unmodified mpi4py program moving CuPy arrays with derived datatypes, run with gddt
-LD_PRELOADed (issue 3). Two ranks, one GPU each where there are two.
+"""An unmodified mpi4py program moving CuPy arrays with derived datatypes, point-to-point and by
+an Alltoallw pencil transpose, run with gddt LD_PRELOADed. Two ranks, one GPU each where there
+are two.
 
 Exits 77 (skipped) when this Python's mpi4py was built for another MPI library than the one
 gddt was built against (GDDT_EXPECT_MPI, the first line of that library's version string).
@@ -99,7 +100,24 @@ want = np.arange(64 * 48, dtype=np.int32).reshape(64, 48) + 100000 * rank
 want[:, 0] = (np.arange(64 * 48, dtype=np.int32).reshape(64, 48) + 100000 * peer)[:, 0]
 check("column Sendrecv_replace", matrix, want)
 
-for datatype in (vector, face, column):
+# 5. A pencil transpose as mpi4py-fft does it: Alltoallw of subarray types of complex device
+# arrays, from an x-split of a 3-D array to a y-split.
+nx, ny, nz = 8, 12, 10
+x_split = (cp.arange(nx // 2 * ny * nz, dtype=cp.float64) + 1000 * rank).astype(cp.complex128).reshape(nx // 2, ny, nz)
+y_split = cp.full((nx, ny // 2, nz), -1, dtype=cp.complex128)
+send_types = [MPI.C_DOUBLE_COMPLEX.Create_subarray((nx // 2, ny, nz), (nx // 2, ny // 2, nz), (0, j * ny // 2, 0)).Commit()
+              for j in range(2)]
+receive_types = [MPI.C_DOUBLE_COMPLEX.Create_subarray((nx, ny // 2, nz), (nx // 2, ny // 2, nz), (j * nx // 2, 0, 0)).Commit()
+                 for j in range(2)]
+cp.cuda.Device().synchronize()
+comm.Alltoallw([x_split, [1, 1], [0, 0], send_types], [y_split, [1, 1], [0, 0], receive_types])
+want = np.empty((nx, ny // 2, nz), dtype=np.complex128)
+for j in range(2):
+    theirs = (np.arange(nx // 2 * ny * nz, dtype=np.float64) + 1000 * j).astype(np.complex128).reshape(nx // 2, ny, nz)
+    want[j * nx // 2:(j + 1) * nx // 2] = theirs[:, rank * ny // 2:(rank + 1) * ny // 2, :]
+check("pencil transpose by Alltoallw of subarrays", y_split, want)
+
+for datatype in (vector, face, column, *send_types, *receive_types):
     datatype.Free()
 everything = comm.allgather(failures)
 if rank == 0:
