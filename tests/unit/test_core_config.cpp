@@ -124,11 +124,19 @@ TEST_F(ConfigTest, DefaultsAreValidAndReportedAsDefaultsOrTheModel) {
 TEST_F(ConfigTest, BuiltInModelHoldsTheMeasuredNumbers) {
   const Settings& s = settings();
   EXPECT_EQ(s.staging_chunk, 4u << 20);
+  EXPECT_EQ(s.staging_chunk_min, 64u << 10);
   EXPECT_EQ(s.zerocopy_max, 4u << 20);
   EXPECT_EQ(s.device_staging_min, 16u << 10);
+  EXPECT_EQ(s.drive_progress_min, 256u << 10);
+  EXPECT_EQ(s.grid_waves, 4u);
+  EXPECT_EQ(s.grid_block_tiles_max, 4u);
   EXPECT_EQ(s.resident_max, 64u << 10);
+  EXPECT_EQ(s.resident_zerocopy_max, 16u << 10);
+  EXPECT_EQ(s.resident_block_max, 16u << 10);
+  EXPECT_EQ(s.resident_block_sectors, 2048u);
   EXPECT_EQ(s.resident_blocks, 8u);
   EXPECT_EQ(s.resident_idle_us, 50u);
+  EXPECT_EQ(s.pack_sets_alone, 2u);
 }
 
 // A profile at the XDG location fills the settings left at auto that it measured; the others
@@ -275,6 +283,19 @@ TEST_F(ConfigTest, CountsAreWholeNumbers) {
   EXPECT_EQ(settings().resident_idle_us, 4096u);
   EXPECT_EQ(row("GDDT_RESIDENT_IDLE_US").value_text, "4096");
   EXPECT_EQ(problems().size(), 1u);
+}
+
+TEST_F(ConfigTest, LowerBoundsWithoutAnUpperOne) {
+  setenv("GDDT_STAGING_CHUNK_MIN", "1K", 1);
+  setenv("GDDT_RESIDENT_BLOCK_SECTORS", "0", 1);
+  setenv("GDDT_GRID_BLOCK_TILES_MAX", "1000000", 1);
+  reload_for_testing();
+  EXPECT_EQ(settings().staging_chunk_min, 64u << 10);
+  EXPECT_TRUE(has_problem("GDDT_STAGING_CHUNK_MIN=1K (environment): invalid size"));
+  EXPECT_TRUE(has_problem("in 4K.."));
+  EXPECT_TRUE(has_problem("GDDT_RESIDENT_BLOCK_SECTORS=0"));
+  EXPECT_EQ(settings().grid_block_tiles_max, 1000000u);
+  EXPECT_EQ(problems().size(), 2u);
 }
 
 TEST_F(ConfigTest, BooleansAcceptTheUsualSpellings) {
