@@ -1,5 +1,6 @@
 // gddt-tune: measures, on this machine, the curves the protocol choice depends on and writes
-// the thresholds into gddt's config file.
+// the thresholds into gddt's profile, which settings left at `auto` take their values from
+// (config.hpp; the others keep their built-in model).
 //
 // For packed sizes 4 KiB .. 64 MiB of a strided layout (64-byte blocks at twice their size,
 // the shape of a typical halo) it times moving the packed bytes between device memory and
@@ -7,6 +8,9 @@
 // pipeline at several chunk sizes. The cost model then is the measured curves themselves:
 //   GDDT_STAGING_CHUNK = the chunk with the least total time over the large sizes;
 //   GDDT_ZEROCOPY_MAX  = the largest size up to which zero-copy beats that pipeline.
+// The profile goes to GDDT_PROFILE, else $XDG_CONFIG_HOME/gddt/profile.conf (or
+// ~/.config/gddt/profile.conf), where gddt reads it; the config file is left alone, so what a
+// user set there still wins over the measurements.
 //   gddt-tune [--output FILE] [--iterations N] [--dry-run]
 #include <algorithm>
 #include <chrono>
@@ -14,7 +18,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -45,12 +48,7 @@ Options parse(int argc, char** argv) {
       std::exit(arg == "--help" ? 0 : 2);
     }
   }
-  if (o.output.empty()) {
-    const char* xdg = std::getenv("XDG_CONFIG_HOME");
-    const char* home = std::getenv("HOME");
-    std::string dir = xdg ? std::string(xdg) : std::string(home ? home : ".") + "/.config";
-    o.output = dir + "/gddt/gddt.conf";
-  }
+  if (o.output.empty()) o.output = config::profile_path_for_writing();
   return o;
 }
 
@@ -73,12 +71,27 @@ void set_chunk(std::uint64_t bytes) {
   config::reload_for_testing();
 }
 
+// The measured settings that the config file or the environment sets, which therefore win over
+// the profile; asked before the measurements set GDDT_STAGING_CHUNK themselves.
+std::vector<std::string> overridden_measurements() {
+  std::vector<std::string> overridden;
+  for (const config::Row& row : config::rows()) {
+    const bool measured =
+        std::strcmp(row.name, "GDDT_STAGING_CHUNK") == 0 || std::strcmp(row.name, "GDDT_ZEROCOPY_MAX") == 0;
+    if (measured && (row.source_kind == config::Source::kFile || row.source_kind == config::Source::kEnvironment)) {
+      overridden.push_back(std::string(row.name) + " (" + row.source + ")");
+    }
+  }
+  return overridden;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Options options = parse(argc, argv);
+  const std::vector<std::string> overridden = overridden_measurements();
   if (!gpu::available()) {
-    std::printf("gddt-tune: no usable GPU here; the defaults stay (nothing written)\n");
+    std::printf("gddt-tune: no usable GPU here; the built-in model stays (nothing written)\n");
     return 0;
   }
   const std::int64_t block = 64, max_bytes = std::int64_t{64} << 20;
@@ -135,17 +148,29 @@ int main(int argc, char** argv) {
   gpu::device_free(0, device);
   gpu::pinned_free(pinned);
   if (options.dry_run) return 0;
+  if (options.output.empty()) {
+    std::fprintf(stderr,
+                 "gddt-tune: neither GDDT_PROFILE, XDG_CONFIG_HOME nor HOME is set; name a file with --output\n");
+    return 1;
+  }
 
   std::error_code ignored;
   std::filesystem::create_directories(std::filesystem::path(options.output).parent_path(), ignored);
-  std::ofstream out(options.output);
-  out << "# written by gddt-tune on " << gpu::device_name(0) << "\n"
-      << "STAGING_CHUNK=" << chunks[best] << "\n"
-      << "ZEROCOPY_MAX=" << zerocopy_max << "\n";
-  if (!out) {
-    std::fprintf(stderr, "gddt-tune: cannot write %s\n", options.output.c_str());
+  // Only what was measured: the settings it leaves out keep their built-in model, and gddt-info
+  // tells the two apart.
+  const std::vector<config::Measurement> measured = {{"STAGING_CHUNK", chunks[best]},
+                                                     {"ZEROCOPY_MAX", static_cast<std::uint64_t>(zerocopy_max)}};
+  std::string problem;
+  if (!config::write_profile(
+          options.output, "gddt-tune profile, measured on " + gpu::device_name(0) + "; read for settings left at auto",
+          measured, &problem)) {
+    std::fprintf(stderr, "gddt-tune: %s\n", problem.c_str());
     return 1;
   }
-  std::printf("written to %s\n", options.output.c_str());
+  std::printf("profile written to %s\n", options.output.c_str());
+  for (const std::string& setting : overridden) {
+    std::printf("note: %s is set explicitly and wins over the profile; set it to auto to use the measurement\n",
+                setting.c_str());
+  }
   return 0;
 }

@@ -1,5 +1,6 @@
-// Reads the settings table once: defaults, then the config file, then GDDT_* variables.
-// This is the only file that reads the environment.
+// Reads the settings table once: defaults, then the config file, then GDDT_* variables, then
+// the gddt-tune profile and the built-in model for the settings left at `auto`. This is the only
+// file that reads the environment.
 #include "core/config.hpp"
 
 #include <algorithm>
@@ -7,7 +8,6 @@
 #include <sys/stat.h>
 
 #include <cctype>
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
@@ -29,6 +29,7 @@ struct Entry {
   const char* name;
   Kind kind;
   const char* default_text;
+  const char* model;  // "" where the machine does not decide the setting
   const char* values;
   const char* help;
   // Stores the parsed value; false (field untouched) when `text` is not valid for the row.
@@ -61,12 +62,24 @@ bool parse_value(const Entry&, const std::string& text, bool* field) {
   return false;
 }
 
-// Size rows may bound their values: "LOW..HIGH" in the values column.
+// Size rows may bound their values: "LOW..HIGH" or "LOW.." (no upper bound) in the values
+// column, each bound a size ("4K..").
+bool within_bounds(const Entry& entry, std::uint64_t value) {
+  const std::string bounds = entry.values;
+  const std::size_t dots = bounds.find("..");
+  if (dots == std::string::npos) return true;
+  std::uint64_t low = 0, high = std::numeric_limits<std::uint64_t>::max();
+  parse_size(bounds.substr(0, dots), &low);
+  if (dots + 2 < bounds.size()) parse_size(bounds.substr(dots + 2), &high);
+  return value >= low && value <= high;
+}
+
+// Sizes and counts; a count is digits alone.
 bool parse_value(const Entry& entry, const std::string& text, std::uint64_t* field) {
   std::uint64_t value = 0;
-  if (!parse_size(text, &value)) return false;
-  unsigned long long low = 0, high = 0;
-  if (std::sscanf(entry.values, "%llu..%llu", &low, &high) == 2 && (value < low || value > high)) return false;
+  const std::string word = trim(text);
+  if (entry.kind == Kind::kCount && word.find_first_not_of("0123456789") != std::string::npos) return false;
+  if (!parse_size(word, &value) || !within_bounds(entry, value)) return false;
   *field = value;
   return true;
 }
@@ -104,8 +117,10 @@ std::string format_value(const Entry& entry, int position) {
   return values_of(entry)[static_cast<std::size_t>(position)];
 }
 
-// The largest binary suffix that divides the value exactly, so "4M" reads back as "4M".
-std::string format_value(const Entry&, std::uint64_t bytes) {
+// A size with the largest binary suffix that divides it exactly, so "4M" reads back as "4M"; a
+// count as it is.
+std::string format_value(const Entry& entry, std::uint64_t bytes) {
+  if (entry.kind == Kind::kCount) return std::to_string(bytes);
   const char suffixes[] = "KMGT";
   int suffix = -1;
   while (suffix < 3 && bytes != 0 && bytes % 1024 == 0) {
@@ -118,8 +133,8 @@ std::string format_value(const Entry&, std::uint64_t bytes) {
 }
 
 const Entry kEntries[] = {
-#define GDDT_CONFIG_ENTRY(field, suffix, kind, def, values, help)                                  \
-  {"GDDT_" suffix, Kind::kind, def, values, help,                                                   \
+#define GDDT_CONFIG_ENTRY(field, suffix, kind, def, model, values, help)                           \
+  {"GDDT_" suffix, Kind::kind, def, model, values, help,                                            \
    [](const Entry& entry, const std::string& text, Settings* settings) {                            \
      return parse_value(entry, text, &settings->field);                                             \
    },                                                                                               \
@@ -138,59 +153,141 @@ const Entry* find_entry(const std::string& name) {
 
 std::size_t index_of(const Entry& entry) { return static_cast<std::size_t>(&entry - kEntries); }
 
+// Whether the machine decides the setting: it accepts `auto`, which resolves to the profile's
+// value or the built-in model's.
+bool machine_decided(const Entry& entry) { return *entry.model != '\0'; }
+
+bool is_auto(const std::string& text) { return lowercase(trim(text)) == "auto"; }
+
+// Where a row's value came from; for a row resolved from `auto`, also where `auto` was named
+// (empty when it was the default).
+struct Origin {
+  Source source = Source::kDefault;
+  std::string path;  // the file or profile of kFile and kProfile
+  std::string auto_named_in;
+};
+
+std::string describe(const Origin& origin) {
+  std::string text;
+  switch (origin.source) {
+    case Source::kDefault: return "default";
+    case Source::kModel: text = "built-in model"; break;
+    case Source::kProfile: text = "gddt-tune profile " + origin.path; break;
+    case Source::kFile: return "file " + origin.path;
+    case Source::kDefaultLocation: return "default location";
+    case Source::kEnvironment: return "environment";
+  }
+  if (!origin.auto_named_in.empty()) text += " (auto in " + origin.auto_named_in + ")";
+  return text;
+}
+
+std::string describe_place(Source source, const std::string& path) {
+  return source == Source::kEnvironment ? "the environment" : "file " + path;
+}
+
 struct State {
   Settings settings;
-  std::string sources[kEntryCount];
+  Origin origins[kEntryCount];
+  bool automatic[kEntryCount] = {};  // left at `auto` so far
+  std::string profile;               // the profile read, "" when none
   std::vector<std::string> problems;
 
-  void apply(const Entry& entry, const std::string& text, const std::string& source) {
-    if (entry.assign(entry, text, &settings)) {
-      sources[index_of(entry)] = source;
+  // Stores `text` (or `auto`, where the row allows it); false, changing nothing, when the text
+  // is not valid for the row.
+  bool set(const Entry& entry, const std::string& text) {
+    const std::size_t index = index_of(entry);
+    if (machine_decided(entry) && is_auto(text)) {
+      automatic[index] = true;
+      return true;
+    }
+    if (!entry.assign(entry, text, &settings)) return false;
+    automatic[index] = false;
+    return true;
+  }
+
+  std::string value_text(const Entry& entry) const {
+    return automatic[index_of(entry)] ? "auto" : entry.format(entry, settings);
+  }
+
+  void apply(const Entry& entry, const std::string& text, Source source, const std::string& path = "") {
+    if (set(entry, text)) {
+      origins[index_of(entry)] = Origin{source, path, ""};
       return;
     }
-    std::string problem = std::string(entry.name) + "=" + text + " (" + source + "): invalid ";
+    std::string problem =
+        std::string(entry.name) + "=" + text + " (" + describe(Origin{source, path, ""}) + "): invalid ";
     if (entry.kind == Kind::kEnum) {
       problem += std::string("value, expected one of ") + entry.values;
     } else if (entry.kind == Kind::kSize) {
       problem += "size, expected bytes with an optional K/M/G/T suffix";
       if (*entry.values != '\0') problem += std::string(" in ") + entry.values;
+      if (machine_decided(entry)) problem += ", or auto";
+    } else if (entry.kind == Kind::kCount) {
+      problem += "count, expected a whole number";
+      if (*entry.values != '\0') problem += std::string(" in ") + entry.values;
+      if (machine_decided(entry)) problem += ", or auto";
     } else {
       problem += "boolean, expected 1/0/true/false/yes/no/on/off";
     }
-    problems.push_back(problem + "; keeping " + entry.format(entry, settings));
+    problems.push_back(problem + "; keeping " + value_text(entry));
   }
 };
+
+// $XDG_CONFIG_HOME/gddt or ~/.config/gddt; "" when neither variable is set.
+std::string xdg_directory() {
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg != nullptr && *xdg != '\0') {
+    return std::string(xdg) + "/gddt";
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    return std::string(home) + "/.config/gddt";
+  }
+  return "";
+}
+
+// The file at the XDG location named `file_name` where it exists, else "".
+std::string existing_at_default_location(const char* file_name) {
+  const std::string directory = xdg_directory();
+  if (directory.empty()) return "";
+  std::string path = directory + "/" + file_name;
+  return std::ifstream(path) ? path : "";
+}
+
+constexpr char kConfigFileName[] = "gddt.conf";
+constexpr char kProfileFileName[] = "profile.conf";
 
 // GDDT_CONFIG_FILE names the file (set but empty: no file); otherwise the XDG location is
 // read if it exists. Returns "" when there is nothing to read.
 std::string config_file_path(State* state) {
   const Entry& entry = *find_entry("GDDT_CONFIG_FILE");
   if (const char* named = std::getenv(entry.name)) {
-    state->apply(entry, named, "environment");
+    state->apply(entry, named, Source::kEnvironment);
     return named;
   }
-  std::string directory;
-  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg != nullptr && *xdg != '\0') {
-    directory = xdg;
-  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    directory = std::string(home) + "/.config";
-  } else {
-    return "";
-  }
-  std::string path = directory + "/gddt/gddt.conf";
-  if (!std::ifstream(path)) return "";
-  state->apply(entry, path, "default location");
+  std::string path = existing_at_default_location(kConfigFileName);
+  if (!path.empty()) state->apply(entry, path, Source::kDefaultLocation);
   return path;
 }
 
-void read_file(const std::string& path, State* state) {
+// GDDT_PROFILE (from the file or the environment) names the profile (set but empty: none);
+// otherwise the XDG location is read if it exists. Returns "" when there is nothing to read.
+std::string profile_path(State* state) {
+  const Entry& entry = *find_entry("GDDT_PROFILE");
+  if (state->origins[index_of(entry)].source != Source::kDefault) return state->settings.profile;
+  std::string path = existing_at_default_location(kProfileFileName);
+  if (!path.empty()) state->apply(entry, path, Source::kDefaultLocation);
+  return path;
+}
+
+// Calls on_setting(entry, value, where) for each NAME=VALUE line of `path` that names a setting
+// (NAME with or without the GDDT_ prefix); reports other lines as problems.
+template <typename OnSetting>
+void read_lines(const std::string& path, const char* what, State* state, OnSetting&& on_setting) {
   struct stat info {};
   std::ifstream file(path);
   if (!file || stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
-    state->problems.push_back("cannot read config file " + path + " (not a readable regular file)");
+    state->problems.push_back(std::string("cannot read ") + what + " " + path + " (not a readable regular file)");
     return;
   }
-  const std::string source = "file " + path;
   std::string line;
   for (int number = 1; std::getline(file, line); ++number) {
     const std::string where = path + ":" + std::to_string(number) + ": ";
@@ -206,18 +303,26 @@ void read_file(const std::string& path, State* state) {
     const Entry* entry = find_entry(name);
     if (entry == nullptr) {
       state->problems.push_back(where + "unknown setting " + name);
-    } else if (std::string(entry->name) == "GDDT_CONFIG_FILE") {
-      state->problems.push_back(where + "GDDT_CONFIG_FILE has no effect inside a config file");
     } else {
-      state->apply(*entry, trim(line.substr(equals + 1)), source);
+      on_setting(*entry, trim(line.substr(equals + 1)), where);
     }
   }
+}
+
+void read_file(const std::string& path, State* state) {
+  read_lines(path, "config file", state, [&](const Entry& entry, const std::string& value, const std::string& where) {
+    if (std::string(entry.name) == "GDDT_CONFIG_FILE") {
+      state->problems.push_back(where + "GDDT_CONFIG_FILE has no effect inside a config file");
+    } else {
+      state->apply(entry, value, Source::kFile, path);
+    }
+  });
 }
 
 void read_environment(State* state) {
   for (const Entry& entry : kEntries) {
     if (std::string(entry.name) == "GDDT_CONFIG_FILE") continue;  // read before the file
-    if (const char* text = std::getenv(entry.name)) state->apply(entry, text, "environment");
+    if (const char* text = std::getenv(entry.name)) state->apply(entry, text, Source::kEnvironment);
   }
   // A misspelt variable would otherwise be silently ignored.
   for (char** variable = environ; *variable != nullptr; ++variable) {
@@ -230,17 +335,64 @@ void read_environment(State* state) {
   }
 }
 
+// The profile's values of the settings the machine decides, by row (last line wins); "" where
+// the profile has none. A profile holds measurements, so any other setting, or `auto`, in it is
+// a problem: those belong in the config file.
+std::vector<std::string> read_profile(const std::string& path, State* state) {
+  std::vector<std::string> measured(kEntryCount);
+  read_lines(path, "profile", state, [&](const Entry& entry, const std::string& value, const std::string& where) {
+    if (!machine_decided(entry)) {
+      state->problems.push_back(where + entry.name + " is not decided by the machine; set it in the config file");
+    } else if (is_auto(value) || value.empty()) {
+      state->problems.push_back(where + entry.name + " needs a measured value, not '" + value + "'");
+    } else {
+      measured[index_of(entry)] = value;
+    }
+  });
+  return measured;
+}
+
+// Gives every setting still at `auto` its profile value, else its built-in model's.
+void resolve_automatic(State* state) {
+  const std::string path = profile_path(state);
+  std::vector<std::string> measured(kEntryCount);
+  if (!path.empty()) {
+    measured = read_profile(path, state);
+    state->profile = path;
+  }
+  for (const Entry& entry : kEntries) {
+    const std::size_t index = index_of(entry);
+    if (!state->automatic[index]) continue;
+    Origin& origin = state->origins[index];
+    const std::string named_in = origin.source == Source::kDefault ? "" : describe_place(origin.source, origin.path);
+    if (!measured[index].empty()) {
+      if (entry.assign(entry, measured[index], &state->settings)) {
+        state->automatic[index] = false;
+        origin = Origin{Source::kProfile, path, named_in};
+        continue;
+      }
+      state->problems.push_back(std::string(entry.name) + "=" + measured[index] + " (gddt-tune profile " + path +
+                                "): invalid; using the built-in model's " + entry.model);
+    }
+    if (!entry.assign(entry, entry.model, &state->settings)) {
+      state->problems.push_back(std::string("built-in model of ") + entry.name + " is invalid: " + entry.model);
+    }
+    state->automatic[index] = false;
+    origin = Origin{Source::kModel, "", named_in};
+  }
+}
+
 std::unique_ptr<State> load() {
   auto state = std::make_unique<State>();
   for (const Entry& entry : kEntries) {
-    if (!entry.assign(entry, entry.default_text, &state->settings)) {
+    if (!state->set(entry, entry.default_text)) {
       state->problems.push_back(std::string("table default of ") + entry.name + " is invalid: " + entry.default_text);
     }
-    state->sources[index_of(entry)] = "default";
   }
   std::string path = config_file_path(state.get());
   if (!path.empty()) read_file(path, state.get());
   read_environment(state.get());
+  resolve_automatic(state.get());
   // GDDT_LOG would ask the logger, which asks for these very settings while they are being
   // built; write directly, honouring the level just read.
   if (static_cast<LogLevel>(state->settings.log_level) != LogLevel::kError) {
@@ -263,13 +415,42 @@ std::vector<Row> rows() {
   std::vector<Row> result;
   result.reserve(kEntryCount);
   for (const Entry& entry : kEntries) {
-    result.push_back(Row{entry.name, entry.kind, entry.default_text, entry.values, entry.help,
-                         entry.format(entry, state.settings), state.sources[index_of(entry)]});
+    const Origin& origin = state.origins[index_of(entry)];
+    result.push_back(Row{entry.name, entry.kind, entry.default_text, entry.model, entry.values, entry.help,
+                         entry.format(entry, state.settings), origin.source, describe(origin)});
   }
   return result;
 }
 
 const std::vector<std::string>& problems() { return current()->problems; }
+
+const std::string& profile_in_use() { return current()->profile; }
+
+std::string profile_path_for_writing() {
+  if (!settings().profile.empty()) return settings().profile;
+  const std::string directory = xdg_directory();
+  return directory.empty() ? "" : directory + "/" + kProfileFileName;
+}
+
+bool write_profile(const std::string& path, const std::string& comment, const std::vector<Measurement>& measured,
+                   std::string* problem) {
+  std::string text = "# " + comment + "\n";
+  for (const Measurement& measurement : measured) {
+    const Entry* entry = find_entry(kPrefix + measurement.name);
+    if (entry == nullptr || !machine_decided(*entry)) {
+      *problem = "GDDT_" + measurement.name + " is not a setting the machine decides";
+      return false;
+    }
+    text += measurement.name + "=" + format_value(*entry, measurement.value) + "\n";
+  }
+  std::ofstream file(path);
+  file << text;
+  if (!file.flush()) {
+    *problem = "cannot write " + path;
+    return false;
+  }
+  return true;
+}
 
 bool parse_size(const std::string& text, std::uint64_t* bytes) {
   std::string word = trim(text);

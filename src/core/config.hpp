@@ -1,5 +1,6 @@
 // The configuration table, read once (defaults, then the config file, then GDDT_*
-// variables). Everything that reads a setting goes through config().
+// variables; then settings left at `auto` from the gddt-tune profile or the built-in model).
+// Everything that reads a setting goes through settings().
 #pragma once
 
 #include <cstdint>
@@ -10,16 +11,29 @@
 
 namespace gddt::config {
 
-enum class Kind { kBool, kEnum, kSize, kString };
+// kSize: bytes, with an optional K/M/G/T suffix; kCount: a plain whole number (blocks, waves).
+enum class Kind { kBool, kEnum, kSize, kCount, kString };
 
 struct Settings {
 #define GDDT_CONFIG_FIELD_kBool bool
 #define GDDT_CONFIG_FIELD_kEnum int  // the position of the value in the row's values
 #define GDDT_CONFIG_FIELD_kSize std::uint64_t
+#define GDDT_CONFIG_FIELD_kCount std::uint64_t
 #define GDDT_CONFIG_FIELD_kString std::string
-#define GDDT_CONFIG_ENTRY(field, suffix, kind, def, values, help) GDDT_CONFIG_FIELD_##kind field;
+#define GDDT_CONFIG_ENTRY(field, suffix, kind, def, model, values, help) GDDT_CONFIG_FIELD_##kind field;
 #include "core/config_table.def"
 #undef GDDT_CONFIG_ENTRY
+};
+
+// Where the value in force came from. A setting left at `auto` (its default, or named so in the
+// file or the environment) takes the profile's value where the profile has one, else the model's.
+enum class Source {
+  kDefault,          // the table's default
+  kModel,            // auto, resolved by the built-in model (the table's model column)
+  kProfile,          // auto, resolved by the gddt-tune profile
+  kFile,             // the config file
+  kDefaultLocation,  // GDDT_CONFIG_FILE and GDDT_PROFILE: the file found at the XDG location
+  kEnvironment,      // a GDDT_* variable
 };
 
 // One row as gddt-info shows it.
@@ -27,10 +41,12 @@ struct Row {
   const char* name;      // "GDDT_DISABLE"
   Kind kind;
   const char* default_text;
-  const char* values;    // "a|b|c" or ""
+  const char* model_text;  // the built-in model's value of a setting the machine decides, else ""
+  const char* values;      // "a|b|c", "LOW..HIGH", "LOW.." or ""
   const char* help;
   std::string value_text;  // the value in force, as text
-  std::string source;      // "default", "file <path>", "environment"
+  Source source_kind;
+  std::string source;  // "default", "built-in model", "gddt-tune profile <path>", "file <path>", "environment"
 };
 
 // The settings in force. The first call reads them; later calls are a load of a pointer.
@@ -53,9 +69,28 @@ std::vector<EnumSpelling> enum_spellings();
 // Every row with the value in force, in table order.
 std::vector<Row> rows();
 
-// Problems met while reading (unknown names in the file, bad values); bad values keep the
-// default. Empty when all was well.
+// Problems met while reading (unknown names in the file or profile, bad values); bad values keep
+// the previous value. Empty when all was well.
 const std::vector<std::string>& problems();
+
+// The profile the settings left at `auto` were resolved from; "" when none was read.
+const std::string& profile_in_use();
+
+// Where gddt-tune writes its profile unless told otherwise: GDDT_PROFILE when set, else the XDG
+// location that the reader looks at ("" when neither XDG_CONFIG_HOME nor HOME is set).
+std::string profile_path_for_writing();
+
+// A measured value of a setting the machine decides: its name without GDDT_ and the bytes.
+struct Measurement {
+  std::string name;  // "STAGING_CHUNK"
+  std::uint64_t value;
+};
+
+// Writes a gddt-tune profile to `path` (whose directory must exist) in the format the reader
+// takes: `comment` as a comment line, then NAME=VALUE per measurement. False, with *problem
+// set, where a name is not a setting the machine decides or the file cannot be written.
+bool write_profile(const std::string& path, const std::string& comment, const std::vector<Measurement>& measured,
+                   std::string* problem);
 
 // Parses "4M", "64K", "1G", "123" into bytes; false when the text is not a size.
 bool parse_size(const std::string& text, std::uint64_t* bytes);

@@ -169,10 +169,14 @@ void enqueue(MPI_Request request, Operation* operation, gpu::Stream stream) {
   detail::queued.fetch_add(1, std::memory_order_acq_rel);
 }
 
-// Sends of a run whose packs launch at once, one each: those after them wait to share a launch.
-// Two, not more: a window of 64 sends of 1 MiB through UCX reached 71-85% of the contiguous
-// bandwidth with two, 67-82% with four and 61-79% with eight (one job, two H200s).
-constexpr int kSendsLaunchedAlone = 2;
+// GDDT_PACK_SETS_ALONE: sends of a run whose packs launch at once, one each; those after them
+// wait to share a launch. Its built-in model is two, not more: a window of 64 sends of 1 MiB
+// through UCX reached 71-85% of the contiguous bandwidth with two, 67-82% with four and 61-79%
+// with eight (one job, two H200s).
+std::uint64_t sends_launched_alone() {
+  static const std::uint64_t alone = config::settings().pack_sets_alone;
+  return alone;
+}
 
 bool sets_enabled() {
   static const bool sets = config::settings().pack_sets;
@@ -183,7 +187,7 @@ bool joins_a_set() {
   if (!sets_enabled()) return false;
   Queue& q = queue();
   std::lock_guard<std::mutex> lock(q.mutex);
-  return q.run >= kSendsLaunchedAlone;
+  return static_cast<std::uint64_t>(q.run) >= sends_launched_alone();
 }
 
 void enqueue_unpacked(MPI_Request request, Operation* operation, gpu::Stream stream) {

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/config.hpp"
 #include "protocol/transport.hpp"
 
 namespace gddt::protocol {
@@ -147,9 +148,6 @@ void abandon(MPI_Request request, const Operation* operation) {
 
 namespace {
 
-// From this size on a pack or unpack takes long enough to be worth driving the library.
-constexpr std::int64_t kDriveLibraryFrom = 256 * 1024;
-
 // An MPI_Iprobe matches and receives nothing; it only runs the library's progress engine.
 void drive_library(void* comm) {
   int flag = 0;
@@ -159,7 +157,8 @@ void drive_library(void* comm) {
 }  // namespace
 
 gpu::WhileWaiting meanwhile_for(Operation& operation) {
-  if (operation.message.bytes() < kDriveLibraryFrom) return {};
+  // From GDDT_DRIVE_PROGRESS_MIN on a pack or unpack takes long enough to be worth driving the library.
+  if (static_cast<std::uint64_t>(operation.message.bytes()) < config::settings().drive_progress_min) return {};
   return gpu::WhileWaiting{drive_library, &operation.comm};
 }
 

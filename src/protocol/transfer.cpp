@@ -10,23 +10,24 @@
 namespace gddt::protocol {
 namespace {
 
-constexpr std::size_t kMinChunk = 64 * 1024;
-
-// The largest zero-copy window (one buffer in host memory, which the GPU reads or writes over
-// the bus) offered to the resident kernel: at 64 KiB its cluster of blocks made staged messages
-// slower than a launched grid did (an x face of a 3-D grid 44.6-46.0 us one way against 37.7,
-// a vector of 4 B blocks 42.5-43.6 against 38.0, between two H200s; performance.md), while up
-// to 16 KiB it was quicker.
-constexpr std::int64_t kResidentZeroCopyMost = 16 << 10;
+// GDDT_RESIDENT_ZEROCOPY_MAX, the largest zero-copy window (one buffer in host memory, which the
+// GPU reads or writes over the bus) offered to the resident kernel: its built-in model is 16 KiB
+// because at 64 KiB the cluster of blocks made staged messages slower than a launched grid did
+// (an x face of a 3-D grid 44.6-46.0 us one way against 37.7, a vector of 4 B blocks 42.5-43.6
+// against 38.0, between two H200s; performance.md), while up to 16 KiB it was quicker.
+bool resident_may_take_zero_copy(std::int64_t length) {
+  return static_cast<std::uint64_t>(length) <= config::settings().resident_zerocopy_max;
+}
 
 // Two chunk slots of scratch. Taken from the pools; when the pinned pool cannot give even
 // the minimum (or there is no GPU at all), ordinary heap memory serves, more slowly.
 class Slots {
  public:
   Status acquire(const Lanes& lanes, std::int64_t length) {
-    const std::size_t chunk = std::max<std::size_t>(config::settings().staging_chunk, kMinChunk);
+    const std::size_t least_chunk = config::settings().staging_chunk_min;
+    const std::size_t chunk = std::max<std::size_t>(config::settings().staging_chunk, least_chunk);
     const std::size_t want = 2 * std::min(chunk, static_cast<std::size_t>(length));
-    const std::size_t least = 2 * std::min(kMinChunk, static_cast<std::size_t>(length));
+    const std::size_t least = 2 * std::min(least_chunk, static_cast<std::size_t>(length));
     const pool::Where where = lanes.scratch_where();
     Status status = GDDT_ERR_NO_MEMORY;
     if (lanes.on_gpu()) status = pool::acquire(where, lanes.device(), want, least, &lease_);
@@ -161,7 +162,8 @@ Status transfer(const pack::Window& w, char* typed, memory::Kind typed_kind, cha
   gpu::DeviceGuard guard(device);
   if (way != Way::kPipelined) {
     const pack::Backend& cuda = pack::cuda_backend();
-    if (stream == nullptr && cuda.pack_now != nullptr && (way == Way::kDevice || w.length <= kResidentZeroCopyMost)) {
+    if (stream == nullptr && cuda.pack_now != nullptr &&
+        (way == Way::kDevice || resident_may_take_zero_copy(w.length))) {
       bool served = false;
       const Status status = kPacking ? cuda.pack_now(w, typed, packed, ordering, meanwhile, &served)
                                      : cuda.unpack_now(w, typed, packed, ordering, meanwhile, &served);

@@ -170,8 +170,9 @@ class CudaPack : public ::testing::Test {
   // window is one job.
   void run_resident(MemoryKind typed_kind, MemoryKind packed_kind, int cases, std::uint64_t seed_offset) {
     const pack::cuda_impl::ResidentCounts before = pack::cuda_impl::resident_counts();
-    const std::int64_t most =
-        std::min<std::int64_t>(kResidentStream, pack::cuda_impl::kResidentMostBytesPerBlock * resident_blocks());
+    const std::int64_t most = std::min<std::int64_t>(
+        kResidentStream,
+        static_cast<std::int64_t>(pack::cuda_impl::resident_most_bytes_per_block()) * resident_blocks());
     const auto [windows, declined] = run_random<ResidentEnv>(typed_kind, packed_kind, cases, seed_offset, most);
     const pack::cuda_impl::ResidentCounts after = pack::cuda_impl::resident_counts();
     std::printf("%d windows, %d declined by the resident kernel, %llu launches of it\n", windows, declined,
@@ -431,16 +432,19 @@ TEST_F(CudaPack, BlockListWithItsTableInGlobalMemory) {
   }
 }
 
-// Each block of the resident kernel takes up to 16 KiB of every other 4-byte word, and leaves a
-// window of one byte every 252 (as an x face of a 3-D grid of chars) touching more than 2048
-// typed sectors a block to a launched grid, which moves such scattered words sooner. What it
-// takes must still be packed right.
+// Each block of the resident kernel takes up to GDDT_RESIDENT_BLOCK_MAX (16 KiB) of every other
+// 4-byte word, and leaves a window of one byte every 252 (as an x face of a 3-D grid of chars)
+// touching more than GDDT_RESIDENT_BLOCK_SECTORS (2048) typed sectors a block to a launched grid, which moves such
+// scattered words sooner. What it takes must still be packed right.
 TEST_F(CudaPack, ResidentKernelLeavesScatteredWindowsToALaunch) {
   std::mt19937_64 rng(testing::test_seed() + 9);
   const std::int64_t blocks = resident_blocks();
   const std::int64_t dense_words =
-      std::min<std::int64_t>(pack::cuda_impl::kResidentMostBytesPerBlock * blocks, kResidentStream) / 4;
-  const auto scattered_words = static_cast<std::int64_t>(pack::cuda_impl::kResidentMostSectorsPerBlock) * blocks + 1;
+      std::min<std::int64_t>(static_cast<std::int64_t>(pack::cuda_impl::resident_most_bytes_per_block()) * blocks,
+                             kResidentStream) /
+      4;
+  const auto scattered_words =
+      static_cast<std::int64_t>(pack::cuda_impl::resident_most_sectors_per_block()) * blocks + 1;
   struct Case {
     std::int64_t word, count, stride;
     bool served;

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/config.hpp"
 #include "pack/backend.hpp"
 #include "pack/cuda/kernels.hpp"
 #include "pack/cuda/plan.hpp"
@@ -66,18 +67,18 @@ int resident_blocks(Kernel* kernel, int device, std::size_t shared_bytes) {
   return blocks;
 }
 
-// Waves of thread blocks a large window's grid has: whole waves, since with a partial one
-// some multiprocessors sit idle while it runs (grids of 1.2 and 1.6 waves of a block-list
-// pack took 1.32x and 1.06x the time of one wave at 256 MiB on an H200), and several, which
-// evens out multiprocessors that finish their share sooner: four were 1.00-1.05x faster than
-// two for block lists and faces, two 1.01-1.07x faster than one (performance.md).
-constexpr std::uint64_t kWaves = 4;
-// Twice as many waves where each block of kWaves would otherwise loop over more than this many
-// full tiles: at 256 MiB on an H200 that was 1.01-1.03x faster for packs and up to 1.09x for
-// unpacks, while at 16 MiB (fewer tiles a block) eight waves took up to 1.14x as long as four.
-constexpr std::uint64_t kMostTilesPerBlock = 4;
-
-// Sets how many words each thread moves per tile and returns the grid for `kernel`: kWaves
+// GDDT_GRID_WAVES, the waves of thread blocks a large window's grid has: whole waves, since
+// with a partial one some multiprocessors sit idle while it runs (grids of 1.2 and 1.6 waves of
+// a block-list pack took 1.32x and 1.06x the time of one wave at 256 MiB on an H200), and
+// several, which evens out multiprocessors that finish their share sooner; the built-in model
+// is four, which were 1.00-1.05x faster than two for block lists and faces, two 1.01-1.07x
+// faster than one (performance.md).
+// GDDT_GRID_BLOCK_TILES_MAX: twice as many waves where each block would otherwise loop over
+// more than this many full tiles; the model is four: at 256 MiB on an H200 eight waves were
+// then 1.01-1.03x faster for packs and up to 1.09x for unpacks, while at 16 MiB (fewer tiles a
+// block) they took up to 1.14x as long as four.
+//
+// Sets how many words each thread moves per tile and returns the grid for `kernel`: that many
 // full waves of blocks (or twice that for very large windows), which loop over the tiles, for
 // a window that fills them with full tiles; for a smaller one, tiles small enough to spread
 // over that many blocks, since its time is the latency of each thread's chain of offset
@@ -93,7 +94,8 @@ unsigned fit_grid(WindowWords<Index>* words, Kernel* kernel, std::size_t shared_
   if (whole > usable * kThreadsPerBlock) {
     const std::uint64_t wave = usable * static_cast<std::uint64_t>(resident_blocks(kernel, device, shared_bytes));
     const std::uint64_t full_tiles = whole / (std::uint64_t{kThreadsPerBlock} * kMostPerThread);
-    blocks = wave * (full_tiles > wave * kWaves * kMostTilesPerBlock ? 2 * kWaves : kWaves);
+    const std::uint64_t waves = config::settings().grid_waves;
+    blocks = wave * (full_tiles > wave * waves * config::settings().grid_block_tiles_max ? 2 * waves : waves);
   }
   const std::uint64_t spread = (whole + blocks * kThreadsPerBlock - 1) / (blocks * kThreadsPerBlock);
   words->words_per_thread =

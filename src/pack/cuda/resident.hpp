@@ -7,20 +7,22 @@
 
 #include <cstdint>
 
+#include "core/config.hpp"
 #include "core/gpu.hpp"
 #include "pack/cuda/plan.hpp"
 
 namespace gddt::pack::cuda_impl {
 
-// What one block of the resident kernel takes of a window at most: beyond about four typed
-// sectors per thread a launched grid is quicker, as it is for more than 16 KiB of fine-grained
-// words. An x face of a 3-D grid (one 4-byte word every 252 bytes) took 47 us one way at 16 KiB
-// (4096 sectors) through a one-block resident kernel against 31 us launched, while vectors,
-// block lists and structs of up to 16 KiB (about 1024 sectors) were 4-8 us quicker through it
-// (two H200s); at 32 KiB one block was slower than a launch for 4-byte vectors, block lists
-// and structs (performance.md).
-constexpr std::uint64_t kResidentMostSectorsPerBlock = 2048;
-constexpr std::int64_t kResidentMostBytesPerBlock = 16 << 10;
+// What one block of the resident kernel takes of a window at most (GDDT_RESIDENT_BLOCK_MAX
+// bytes, GDDT_RESIDENT_BLOCK_SECTORS typed sectors). Their built-in models, 16 KiB and 2048
+// sectors: beyond about four typed sectors per thread a launched grid is quicker, as it is for
+// more than 16 KiB of fine-grained words. An x face of a 3-D grid (one 4-byte word every 252
+// bytes) took 47 us one way at 16 KiB (4096 sectors) through a one-block resident kernel against
+// 31 us launched, while vectors, block lists and structs of up to 16 KiB (about 1024 sectors)
+// were 4-8 us quicker through it (two H200s); at 32 KiB one block was slower than a launch for
+// 4-byte vectors, block lists and structs (performance.md).
+inline std::uint64_t resident_most_bytes_per_block() { return config::settings().resident_block_max; }
+inline std::uint64_t resident_most_sectors_per_block() { return config::settings().resident_block_sectors; }
 
 // Blocks of a resident kernel of `kernel_blocks` blocks that move a window of `length` bytes
 // touching `sectors` typed sectors: one where one block alone moves it quickly, since a job of
@@ -28,9 +30,11 @@ constexpr std::int64_t kResidentMostBytesPerBlock = 16 << 10;
 // 16-64 KiB up to 2 us sooner than just enough blocks for their bytes did; 0 where even all of
 // them are slower than a launched grid (performance.md).
 inline int resident_blocks_for(std::int64_t length, std::uint64_t sectors, int kernel_blocks) {
-  if (length <= kResidentMostBytesPerBlock && sectors <= kResidentMostSectorsPerBlock) return 1;
-  const bool too_much = length > kResidentMostBytesPerBlock * kernel_blocks ||
-                        sectors > kResidentMostSectorsPerBlock * static_cast<std::uint64_t>(kernel_blocks);
+  const auto bytes = static_cast<std::uint64_t>(length);
+  const std::uint64_t most_bytes = resident_most_bytes_per_block(), most_sectors = resident_most_sectors_per_block();
+  if (bytes <= most_bytes && sectors <= most_sectors) return 1;
+  const auto blocks = static_cast<std::uint64_t>(kernel_blocks);
+  const bool too_much = bytes > most_bytes * blocks || sectors > most_sectors * blocks;
   return too_much ? 0 : kernel_blocks;
 }
 
