@@ -126,16 +126,20 @@ if [[ $stages == *bench* ]]; then
   fi
 fi
 
-# collectives: the FFT transpose (MPI_Alltoallw of subarrays) and MPI_Allreduce on device buffers,
-# two ranks on the GPU, against the user's workaround and the library alone.
+# collectives: the FFT transpose (MPI_Alltoallw of subarrays) and MPI_Allreduce on device buffers
+# against the user's workaround, and a 26-neighbour halo by MPI_Neighbor_alltoallw against
+# point-to-point, two ranks on the GPU.
 if [[ $stages == *collectives* ]]; then
   echo "=== collectives (system MPI)"
   mpiexec --allow-run-as-root -n 2 build/gpu-sysmpi/bench/gddt-bench-collectives 2>&1 | tee "$out/collectives-system-mpi.txt" || status=1
+  mpiexec --allow-run-as-root -n 2 build/gpu-sysmpi/bench/gddt-bench-neighbor-halo 2>&1 | tee -a "$out/collectives-system-mpi.txt" || status=1
   if $cuda_built; then
     echo "=== collectives (CUDA-aware bundle)"
     (source .devdeps/cuda-mpi/env.sh &&
       mpiexec --allow-run-as-root -n 2 -x LD_LIBRARY_PATH -x UCX_MODULE_DIR --mca pml ucx \
-        build/gpu-cudampi/bench/gddt-bench-collectives 2>&1 | tee "$out/collectives-cuda-mpi.txt") || status=1
+        build/gpu-cudampi/bench/gddt-bench-collectives 2>&1 | tee "$out/collectives-cuda-mpi.txt" &&
+      mpiexec --allow-run-as-root -n 2 -x LD_LIBRARY_PATH -x UCX_MODULE_DIR --mca pml ucx \
+        build/gpu-cudampi/bench/gddt-bench-neighbor-halo 2>&1 | tee -a "$out/collectives-cuda-mpi.txt") || status=1
   fi
 fi
 exit $status
