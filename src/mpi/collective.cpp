@@ -94,31 +94,39 @@ Status packed_staging(const StandIn& stand_in, bool filling, protocol::Staging* 
 }  // namespace
 
 // The pieces of a packed argument, packed into (`into_packed`) or unpacked out of its packed bytes.
-// Moves the GPU does in one launch are queued on its stream back to back and waited for once.
+// Pieces the GPU moves in one launch each share launches (up to pack::kSetMost a launch) on their
+// GPU's stream, waited for once; the others move one by one.
 Status move_packed(const StandIn& stand_in, bool into_packed) {
-  gpu::Stream queued = nullptr;
+  std::vector<pack::WindowMove> set;
+  int set_device = -1;
+  gpu::Stream stream = nullptr;
+  const auto flush = [&]() -> Status {
+    if (set.empty()) return GDDT_OK;
+    GDDT_CHECK(protocol::queue_windows(into_packed, set.data(), static_cast<int>(set.size()), set_device, stream));
+    set.clear();
+    return gpu::stream_wait(stream, {});
+  };
+  const memory::Kind packed_kind = stand_in.staging.kind();
   for (const Piece& piece : stand_in.pieces) {
     counters::add(counters::Counter::kCollectiveBytes, piece.bytes());
     const pack::Window window{piece.layout.get(), piece.count, 0, piece.bytes()};
     char* typed = const_cast<char*>(stand_in.user) + piece.offset;
     char* packed = static_cast<char*>(stand_in.staging.data()) + piece.packed_at;
-    const protocol::Way way = protocol::choose(piece.kind, stand_in.staging.kind(), piece.bytes());
-    gpu::Stream stream = nullptr;
+    const protocol::Way way = protocol::choose(piece.kind, packed_kind, piece.bytes());
     if (way == protocol::Way::kDevice || way == protocol::Way::kZeroCopy) {
-      const Status found = gpu::library_stream(protocol::device_of(piece.kind, stand_in.staging.kind()), &stream);
-      if (is_error(found)) return found;
-      if (queued != nullptr && stream != queued) {
-        const Status waited = gpu::stream_wait(queued, {});
-        if (is_error(waited)) return waited;
+      const int device = protocol::device_of(piece.kind, packed_kind);
+      if (device != set_device) {
+        GDDT_CHECK(flush());
+        set_device = device;
+        GDDT_CHECK(gpu::library_stream(device, &stream));
       }
-      queued = stream;
+      set.push_back({window, typed, packed});
+      continue;
     }
-    const Status status =
-        into_packed ? protocol::pack(window, typed, piece.kind, packed, stand_in.staging.kind(), stream, way)
-                    : protocol::unpack(window, typed, piece.kind, packed, stand_in.staging.kind(), stream, way);
-    if (is_error(status)) return status;
+    GDDT_CHECK(into_packed ? protocol::pack(window, typed, piece.kind, packed, packed_kind, nullptr, way)
+                           : protocol::unpack(window, typed, piece.kind, packed, packed_kind, nullptr, way));
   }
-  return queued == nullptr ? GDDT_OK : gpu::stream_wait(queued, {});
+  return flush();
 }
 
 struct Staged : protocol::CollectiveWork {

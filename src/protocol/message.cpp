@@ -1,5 +1,6 @@
 #include "protocol/message.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "protocol/transfer.hpp"
@@ -60,12 +61,14 @@ Status message_stream(const Message& message, const Staging& staging, gpu::Strea
 
 Status copy_span(const Message& message, const Staging& staging) {
   return copy_and_wait(staging.data(), static_cast<const char*>(message.buffer) + message.span_lb(),
-                       static_cast<std::size_t>(message.span_bytes()), message.kind.is_device() ? message.kind.device : -1);
+                       static_cast<std::size_t>(message.span_bytes()),
+                       message.kind.is_device() ? message.kind.device : -1);
 }
 
 Status copy_span_back(const Message& message, const Staging& staging) {
   return copy_and_wait(static_cast<char*>(message.buffer) + message.span_lb(), staging.data(),
-                       static_cast<std::size_t>(message.span_bytes()), message.kind.is_device() ? message.kind.device : -1);
+                       static_cast<std::size_t>(message.span_bytes()),
+                       message.kind.is_device() ? message.kind.device : -1);
 }
 
 Status pack_message(const Message& message, const Staging& staging, const gpu::WhileWaiting& meanwhile) {
@@ -94,23 +97,35 @@ namespace {
 template <bool kPacking>
 Status queue_set(const MessageMove* moves, int count, gpu::Stream stream) {
   if (count <= 0) return GDDT_OK;
-  gpu::DeviceGuard guard(device_of(moves[0].message->kind, moves[0].staging->kind()));
   std::vector<pack::WindowMove> windows;
   windows.reserve(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) {
     windows.push_back({whole(*moves[i].message, moves[i].bytes), moves[i].message->buffer, moves[i].staging->data()});
   }
-  const pack::Backend& cuda = pack::cuda_backend();
-  const auto set = kPacking ? cuda.pack_set : cuda.unpack_set;
-  if (set != nullptr) return set(windows.data(), count, stream);
-  for (const pack::WindowMove& w : windows) {
-    GDDT_CHECK(kPacking ? cuda.pack(w.window, w.typed, const_cast<void*>(w.packed), stream)
-                        : cuda.unpack(w.window, const_cast<void*>(w.typed), w.packed, stream));
-  }
-  return GDDT_OK;
+  return queue_windows(kPacking, windows.data(), count, device_of(moves[0].message->kind, moves[0].staging->kind()),
+                       stream);
 }
 
 }  // namespace
+
+Status queue_windows(bool packing, const pack::WindowMove* windows, int count, int device, gpu::Stream stream) {
+  if (count <= 0) return GDDT_OK;
+  gpu::DeviceGuard guard(device);
+  const pack::Backend& cuda = pack::cuda_backend();
+  const auto set = packing ? cuda.pack_set : cuda.unpack_set;
+  for (int first = 0; first < count; first += pack::kSetMost) {
+    const int members = std::min(pack::kSetMost, count - first);
+    if (set != nullptr) {
+      GDDT_CHECK(set(windows + first, members, stream));
+      continue;
+    }
+    for (const pack::WindowMove* w = windows + first; w != windows + first + members; ++w) {
+      GDDT_CHECK(packing ? cuda.pack(w->window, w->typed, const_cast<void*>(w->packed), stream)
+                         : cuda.unpack(w->window, const_cast<void*>(w->typed), w->packed, stream));
+    }
+  }
+  return GDDT_OK;
+}
 
 Status queue_packs(const MessageMove* moves, int count, gpu::Stream stream) {
   return queue_set<true>(moves, count, stream);

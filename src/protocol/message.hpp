@@ -94,6 +94,9 @@ struct MessageMove {
 // place once the stream has done them.
 Status queue_packs(const MessageMove* moves, int count, gpu::Stream stream);
 Status queue_unpacks(const MessageMove* moves, int count, gpu::Stream stream);
+// The same for windows of any buffers on GPU `device` (each one launch: both buffers device
+// memory, or one pinned), in sets of up to pack::kSetMost a launch.
+Status queue_windows(bool packing, const pack::WindowMove* windows, int count, int device, gpu::Stream stream);
 
 // Unpacks the first `received` packed bytes from `staging` into the message's buffer. With a
 // null `stream` it returns when they are in place, doing `meanwhile` while it waits; otherwise
