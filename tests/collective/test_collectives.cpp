@@ -299,6 +299,31 @@ void move_data(const Context& context, const Types& t, int count, std::uint64_t 
                   rdispls.data(), types.data(), MPI_COMM_WORLD);
     });
   }
+#if GDDT_HAVE_MPI_Alltoallw_c && GDDT_HAVE_MPI_Bcast_c
+  {
+    // MPI-4's large-count forms: MPI_Count counts, MPI_Aint displacements.
+    Trial trial(context, "MPI_Alltoallw_c" + on, seed + 17);
+    std::vector<int> unused;
+    const std::vector<Segment> segments = spaced(pair_counts, T, t.extent, &unused);
+    std::vector<MPI_Count> counts_c(pair_counts.begin(), pair_counts.end());
+    std::vector<MPI_Aint> displs_c;
+    for (const Segment& segment : segments) displs_c.push_back(segment.displacement);
+    std::vector<MPI_Datatype> types(static_cast<std::size_t>(n), T);
+    trial.add(segments);
+    trial.add(segments);
+    trial.run([&](bool ref, const std::vector<void*>& b) {
+      return CALL(ref, MPI_Alltoallw_c, b[0], counts_c.data(), displs_c.data(), types.data(), b[1], counts_c.data(),
+                  displs_c.data(), types.data(), MPI_COMM_WORLD);
+    });
+  }
+  {
+    Trial trial(context, "MPI_Bcast_c" + on, seed + 18);
+    trial.add({{count, T, 0}});
+    trial.run([&](bool ref, const std::vector<void*>& b) {
+      return CALL(ref, MPI_Bcast_c, b[0], MPI_Count{count}, T, n - 1, MPI_COMM_WORLD);
+    });
+  }
+#endif
   if (ring != MPI_COMM_NULL) {
     Trial trial(context, "MPI_Neighbor_alltoallw on a ring" + on, seed + 12);
     std::vector<int> two(2, count), unused;
