@@ -140,9 +140,9 @@ void print_header(const Options& options, int argc, char** argv, const std::vect
         if (!reason.empty()) note = " (n/a on " + memory.name() + ": " + reason + ")";
       }
     }
-    if (method == Method::kDeviceCopy) {
-      note += copy_plan.unavailable.empty() ? " (" + copy_plan.describe() + ", after the other methods)"
-                                            : " (n/a: " + copy_plan.unavailable + ")";
+    if (method == Method::kDeviceCopy) {  // where it can run at all says more than the memory pairs
+      note = copy_plan.unavailable.empty() ? note + " (" + copy_plan.describe() + ", after the other methods)"
+                                           : " (n/a: " + copy_plan.unavailable + ")";
     }
     if (method == Method::kPipeline) {
       note += options.chunk != 0 ? " (chunk " + format_size(options.chunk) + ")" : " (chunk: packed/4 within 256K..4M)";

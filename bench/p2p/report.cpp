@@ -113,9 +113,11 @@ void Report::print_table(std::FILE* out, const std::vector<const Row*>& rows, bo
   for (Method method : methods_) header.push_back(method_name(method));
   header.push_back("gddt/cpy2d");
   header.push_back("gddt/contig");
-  // Every other method over the d2d-copy ceiling, when it is measured.
+  // Every other method over the d2d-copy ceiling, in tables where it was measured.
   std::vector<Method> over_ceiling;
-  if (std::find(methods_.begin(), methods_.end(), Method::kDeviceCopy) != methods_.end()) {
+  const bool ceiling_measured = std::any_of(
+      rows.begin(), rows.end(), [&](const Row* row) { return has_value(find(*row, Method::kDeviceCopy), latency); });
+  if (ceiling_measured) {
     for (Method method : methods_) {
       if (method == Method::kDeviceCopy) continue;
       over_ceiling.push_back(method);
