@@ -5,6 +5,9 @@ linked (gddt-bench-host-linked), as a table of ratios to the run without gddt.
   python3 bench/host_overhead.py [--build build/openmpi] [--launches 5] [--mpiexec CMD]
       timing: the three launches in turns, medians over the launches of each one's own
       medians; separate launches differ by a few percent on a quiet machine, more on a busy one
+  python3 bench/host_overhead.py ... --gddt-env GDDT_CUDA=off
+      the same with a gddt setting in the launches that load it: with GDDT_CUDA=off gddt never
+      initializes the CUDA driver, which tells the driver's cost in a host-only program from gddt's
   python3 bench/host_overhead.py --callgrind [--build build/openmpi]
       instructions: each configuration under valgrind --tool=callgrind, counted inside the
       benchmark's two loops only; per call of each MPI function, the instructions spent in
@@ -41,6 +44,10 @@ def command_of(configuration, arguments, program_arguments, tool=()):
         flag = ["-x", f"LD_PRELOAD={arguments.library}"] if arguments.open_mpi else ["-genv", "LD_PRELOAD",
                                                                                     arguments.library]
         launcher += flag
+    if configuration != "none":
+        for setting in arguments.gddt_env:  # e.g. GDDT_CUDA=off, into the launches that load gddt
+            name, value = setting.split("=", 1)
+            launcher += ["-x", setting] if arguments.open_mpi else ["-genv", name, value]
     program = "gddt-bench-host-linked" if configuration == "linked" else "gddt-bench-host"
     return launcher + list(tool) + [os.path.join(arguments.build, "bench", program)] + program_arguments
 
@@ -221,6 +228,8 @@ def main():
     parser.add_argument("--mpiexec", default="mpiexec", help="launcher command (default: mpiexec)")
     parser.add_argument("--launches", type=int, default=5)
     parser.add_argument("--callgrind", action="store_true")
+    parser.add_argument("--gddt-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="a setting for the launches that load gddt (repeatable), e.g. GDDT_CUDA=off")
     parser.add_argument("program_arguments", nargs="*", help="passed to gddt-bench-host in timing mode")
     arguments = parser.parse_args()
     arguments.build = os.path.abspath(arguments.build)
