@@ -19,6 +19,7 @@
 
 #include "checks.hpp"
 #include "child_job.hpp"
+#include "device_copy.hpp"
 #include "measure.hpp"
 #include "memory_buffer.hpp"
 #include "mpi_env.hpp"
@@ -116,7 +117,7 @@ bool wants(const Options& options, Method method) {
 
 void print_header(const Options& options, int argc, char** argv, const std::vector<std::string>& ranks,
                   const std::string& cuda_aware_text, const std::string& gddt_text, const SweepContext& context,
-                  const std::vector<Method>& in_child) {
+                  const std::vector<Method>& in_child, const DeviceCopyPlan& copy_plan) {
   std::string command;
   for (int i = 0; i < argc; ++i) command += (i == 0 ? "" : " ") + std::string(argv[i]);
   std::printf("gddt-bench: point-to-point latency and bandwidth of MPI datatypes on device memory\n");
@@ -138,6 +139,10 @@ void print_header(const Options& options, int argc, char** argv, const std::vect
         const std::string reason = unavailable_reason(method, memory, context.cuda_aware, context.gddt_usable);
         if (!reason.empty()) note = " (n/a on " + memory.name() + ": " + reason + ")";
       }
+    }
+    if (method == Method::kDeviceCopy) {  // where it can run at all says more than the memory pairs
+      note = copy_plan.unavailable.empty() ? note + " (" + copy_plan.describe() + ", after the other methods)"
+                                           : " (n/a: " + copy_plan.unavailable + ")";
     }
     if (method == Method::kPipeline) {
       note += options.chunk != 0 ? " (chunk " + format_size(options.chunk) + ")" : " (chunk: packed/4 within 256K..4M)";
@@ -213,6 +218,7 @@ int sweep_main(const Options& options, int argc, char** argv) {
   std::vector<Method> in_process;
   std::vector<Method> in_child;
   for (Method method : options.methods) {
+    if (method == Method::kDeviceCopy) continue;  // no message: run_device_copy, after the sweep
     const bool may_crash = method == Method::kRawMpi ||
                            (method == Method::kContigDevice && options.cuda_aware == CudaAwareChoice::kAuto &&
                             !context.cuda_aware);
@@ -220,7 +226,11 @@ int sweep_main(const Options& options, int argc, char** argv) {
   }
 
   const std::vector<std::string> ranks = describe_ranks(device);
-  if (context.rank == 0) print_header(options, argc, argv, ranks, cuda_aware_text, gddt_text, context, in_child);
+  DeviceCopyPlan copy_plan;
+  if (wants(options, Method::kDeviceCopy)) copy_plan = plan_device_copy(device, MPI_COMM_WORLD, context.rank);
+  if (context.rank == 0) {
+    print_header(options, argc, argv, ranks, cuda_aware_text, gddt_text, context, in_child, copy_plan);
+  }
   context.show_progress = true;
   const double start = PMPI_Wtime();
 
@@ -231,6 +241,9 @@ int sweep_main(const Options& options, int argc, char** argv) {
   HostPingpong host;
   const bool host_measured = context.gddt_usable && wants(options, Method::kGddt);
   if (host_measured) host = measure_host_pingpong(MPI_COMM_WORLD, context.rank);
+  if (wants(options, Method::kDeviceCopy)) {
+    run_device_copy(options, copy_plan, context, context.rank == 0 ? &sink : nullptr);
+  }
 
   std::vector<ChildPlanEntry> child_plan;  // the types are built with MPI, so before MPI_Finalize
   if (context.rank == 0) {

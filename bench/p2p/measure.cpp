@@ -148,9 +148,13 @@ double Measurer::latency_us(TransferMethod& method, const Case& message, Workspa
   return median(round_trips) / 2 * 1e6;
 }
 
-double Measurer::bandwidth_gbs(TransferMethod& method, const Case& message, Workspace& workspace) {
-  const int window = static_cast<int>(
+int Measurer::window_messages(const Case& message) const {
+  return static_cast<int>(
       std::clamp<std::size_t>(kMostWindowBytes / message.packed, 1, static_cast<std::size_t>(options_.window)));
+}
+
+double Measurer::bandwidth_gbs(TransferMethod& method, const Case& message, Workspace& workspace) {
+  const int window = window_messages(message);
   int ack = 0;
   const std::vector<double> windows = time_steps([&] {
     if (rank_ == 0) {
@@ -160,6 +164,21 @@ double Measurer::bandwidth_gbs(TransferMethod& method, const Case& message, Work
       method.recv_window(message, workspace, window);
       BENCH_MPI_CHECK(PMPI_Send(&ack, 1, MPI_INT, 0, kAckTag, comm_));
     }
+  });
+  return static_cast<double>(window) * static_cast<double>(message.packed) / median(windows) / 1e9;
+}
+
+double Measurer::copy_latency_us(DeviceCopy* copy, const Case& message) {
+  const std::vector<double> copies = time_steps([&] {
+    if (copy != nullptr) copy->copy(message.packed, 1);
+  });
+  return median(copies) * 1e6;
+}
+
+double Measurer::copy_bandwidth_gbs(DeviceCopy* copy, const Case& message) {
+  const int window = window_messages(message);
+  const std::vector<double> windows = time_steps([&] {
+    if (copy != nullptr) copy->copy(message.packed, window);
   });
   return static_cast<double>(window) * static_cast<double>(message.packed) / median(windows) / 1e9;
 }

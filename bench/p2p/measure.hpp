@@ -12,6 +12,7 @@
 #include <mpi.h>
 
 #include "cases.hpp"
+#include "device_copy.hpp"
 #include "methods.hpp"
 #include "options.hpp"
 #include "workspace.hpp"
@@ -53,6 +54,12 @@ class Measurer {
               const char* label);
   double latency_us(TransferMethod& method, const Case& message, Workspace& workspace);
   double bandwidth_gbs(TransferMethod& method, const Case& message, Workspace& workspace);
+  // The d2d-copy ceiling, copied by rank 0 alone (`copy` is null on rank 1, which only keeps
+  // step with the timing's collectives): latency = the median time of one copy, the whole
+  // one-way time of a message; bandwidth = a window of as many copies as bandwidth_gbs sends
+  // messages, queued back to back, packed bytes over its median time.
+  double copy_latency_us(DeviceCopy* copy, const Case& message);
+  double copy_bandwidth_gbs(DeviceCopy* copy, const Case& message);
 
  private:
   struct Plan {
@@ -61,6 +68,7 @@ class Measurer {
   };
   template <typename Step>
   std::vector<double> time_steps(Step step);
+  int window_messages(const Case& message) const;
   // One message each way: rank 0 sends first, rank 1 answers.
   void round_trip(TransferMethod& method, const Case& message, Workspace& workspace);
 

@@ -327,6 +327,7 @@ std::unique_ptr<TransferMethod> make_method(Method method, const Link& link) {
     case Method::kContigDevice: return std::make_unique<DirectMethod>(library_calls(), true, link);
     case Method::kContigStaged: return std::make_unique<ContigStagedMethod>(link);
     case Method::kRawMpi: return std::make_unique<DirectMethod>(library_calls(), false, link);
+    case Method::kDeviceCopy: return nullptr;  // moves no message: measured by run_device_copy (sweep.hpp)
   }
   return nullptr;
 }
@@ -335,6 +336,9 @@ std::string unavailable_reason(Method method, const MemoryPair& memory, bool cud
   const bool any_device = memory.rank0 == MemoryKind::kDevice || memory.rank1 == MemoryKind::kDevice;
   if (method == Method::kGddt && !gddt_usable) return "gddt is not loaded, or GDDT_DISABLE is set";
   if (method == Method::kContigDevice && any_device && !cuda_aware) return "the MPI is not CUDA-aware";
+  if (method == Method::kDeviceCopy && (memory.rank0 != MemoryKind::kDevice || memory.rank1 != MemoryKind::kDevice)) {
+    return "a device-to-device copy needs device memory on both ranks";
+  }
   return "";
 }
 

@@ -17,7 +17,8 @@ code and with the MPI library alone. Two ranks.
   --sizes A:B[:F]    packed bytes A, A*F, ... up to B (default 4:64M:4); or a list 4K,4M
   --memory LIST      rank0:rank1 memory, each device|host, e.g. device:device,device:host
                      (default device:device; d:h is short for device:host)
-  --methods LIST     gddt,cpy2d,pipeline,contig-device,contig-staged,raw-mpi (default: all)
+  --methods LIST     gddt,cpy2d,pipeline,contig-device,contig-staged,raw-mpi,d2d-copy
+                     (default: all)
   --tests LIST       latency,bandwidth (default: both)
   --iterations N     most timed iterations per measurement (default 200)
   --warmup N         most untimed iterations first, within the point time (default 500)
@@ -40,8 +41,11 @@ datatype, mirrored on the receiver (Fig. 4(a) of the MVAPICH2 paper); pipeline =
 kernel, cudaMemcpyAsync to pinned memory and one MPI_Isend per chunk, mirrored (Fig. 4(b));
 contig-device = the packed byte count sent contiguous from device memory; contig-staged = the
 same bytes copied to pinned host memory and sent; raw-mpi = the MPI library handed the device
-datatype. Methods that may crash the MPI (raw-mpi, and contig-device unless the MPI reports
-CUDA-awareness) run in separate 2-rank child jobs started after this job's MPI_Finalize.
+datatype; d2d-copy = the packed bytes copied device to device without MPI, the ceiling
+(cudaMemcpyAsync on one GPU, cudaMemcpyPeerAsync into rank 1's GPU from rank 0 when the ranks
+use two; device:device only), whose ratios the tables print as <method>/d2d. Methods that may
+crash the MPI (raw-mpi, and contig-device unless the MPI reports CUDA-awareness) run in
+separate 2-rank child jobs started after this job's MPI_Finalize.
 )";
 
 [[noreturn]] void usage_error(bool print, const std::string& message) {
@@ -138,13 +142,15 @@ const char* method_name(Method method) {
     case Method::kContigDevice: return "contig-device";
     case Method::kContigStaged: return "contig-staged";
     case Method::kRawMpi: return "raw-mpi";
+    case Method::kDeviceCopy: return "d2d-copy";
   }
   return "?";
 }
 
 const std::vector<Method>& all_methods() {
   static const std::vector<Method> methods = {Method::kGddt,         Method::kCpy2d,        Method::kPipeline,
-                                              Method::kContigDevice, Method::kContigStaged, Method::kRawMpi};
+                                              Method::kContigDevice, Method::kContigStaged, Method::kRawMpi,
+                                              Method::kDeviceCopy};
   return methods;
 }
 

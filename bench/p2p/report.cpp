@@ -113,6 +113,17 @@ void Report::print_table(std::FILE* out, const std::vector<const Row*>& rows, bo
   for (Method method : methods_) header.push_back(method_name(method));
   header.push_back("gddt/cpy2d");
   header.push_back("gddt/contig");
+  // Every other method over the d2d-copy ceiling, in tables where it was measured.
+  std::vector<Method> over_ceiling;
+  const bool ceiling_measured = std::any_of(
+      rows.begin(), rows.end(), [&](const Row* row) { return has_value(find(*row, Method::kDeviceCopy), latency); });
+  if (ceiling_measured) {
+    for (Method method : methods_) {
+      if (method == Method::kDeviceCopy) continue;
+      over_ceiling.push_back(method);
+      header.push_back(std::string(method_name(method)) + "/d2d");
+    }
+  }
   std::vector<std::vector<std::string>> lines = {header};
   for (const Row* row : rows) {
     std::vector<std::string> cells = {format_size(row->point.packed), format_bytes(row->point.extent)};
@@ -132,6 +143,12 @@ void Report::print_table(std::FILE* out, const std::vector<const Row*>& rows, bo
     for (const Measurement* other : {find(*row, Method::kCpy2d), contig_reference(*row, &contig_method)}) {
       const bool both = has_value(gddt, latency) && has_value(other, latency);
       cells.push_back(both ? format_percent(value_of(*gddt, latency) / value_of(*other, latency)) : "-");
+    }
+    const Measurement* ceiling = find(*row, Method::kDeviceCopy);
+    for (Method method : over_ceiling) {
+      const Measurement* measurement = find(*row, method);
+      const bool both = has_value(measurement, latency) && has_value(ceiling, latency);
+      cells.push_back(both ? format_percent(value_of(*measurement, latency) / value_of(*ceiling, latency)) : "-");
     }
     lines.push_back(cells);
   }
@@ -166,6 +183,11 @@ void Report::print_tables(std::FILE* out) const {
   }
   std::fprintf(out, "gddt/cpy2d and gddt/contig: gddt's number over the other's (contig = contig-device where "
                     "measured, else contig-staged)\n");
+  if (std::find(methods_.begin(), methods_.end(), Method::kDeviceCopy) != methods_.end()) {
+    std::fprintf(out,
+                 "<method>/d2d: the method's number over d2d-copy's, the device-to-device copy of the packed "
+                 "bytes without MPI (latency: how many times the ceiling's time; bandwidth: the share of it)\n");
+  }
 }
 
 bool Report::write_csv(const std::string& path) const {

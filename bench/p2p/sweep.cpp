@@ -24,6 +24,14 @@ PointKey key_of(const MemoryPair& memory, const TableSpec& table, const Case& me
   return PointKey{memory, table, message.packed, message.extent, message.min_block};
 }
 
+std::size_t largest_packed(const Options& options) {
+  std::size_t largest = 0;
+  for (const TableSpec& table : table_specs(options)) {
+    for (const Case& message : make_cases(options, table)) largest = std::max(largest, message.packed);
+  }
+  return largest;
+}
+
 }  // namespace
 
 std::vector<TableSpec> table_specs(const Options& options) {
@@ -95,6 +103,34 @@ void run_sweep(const Options& options, const std::vector<Method>& methods, const
       if (context.show_progress && context.rank == 0) {
         std::fprintf(stderr, "[%7.1f s] measured %s, %s\n", PMPI_Wtime() - start, table.name().c_str(),
                      memory.name().c_str());
+      }
+    }
+  }
+}
+
+void run_device_copy(const Options& options, const DeviceCopyPlan& plan, const SweepContext& context, PointSink* sink) {
+  Measurer measurer(options, context.comm, context.rank);
+  std::unique_ptr<DeviceCopy> copy;  // rank 0's, made at the first point, as large as the largest
+  for (const MemoryPair& memory : options.memories) {
+    std::string unavailable = unavailable_reason(Method::kDeviceCopy, memory, context.cuda_aware, context.gddt_usable);
+    if (unavailable.empty()) unavailable = plan.unavailable;
+    for (const TableSpec& table : table_specs(options)) {
+      for (const Case& message : make_cases(options, table)) {
+        Measurement measurement;
+        if (!unavailable.empty()) {
+          measurement.status = "n/a";
+        } else {
+          if (context.rank == 0 && copy == nullptr) copy = std::make_unique<DeviceCopy>(plan, largest_packed(options));
+          int intact = context.rank == 0 && copy->copies_correctly(message.packed) ? 1 : 0;
+          BENCH_MPI_CHECK(PMPI_Bcast(&intact, 1, MPI_INT, 0, context.comm));
+          if (intact == 0) {
+            measurement.status = "wrong data";
+          } else {
+            if (options.latency) measurement.latency_us = measurer.copy_latency_us(copy.get(), message);
+            if (options.bandwidth) measurement.bandwidth_gbs = measurer.copy_bandwidth_gbs(copy.get(), message);
+          }
+        }
+        if (sink != nullptr) sink->record(key_of(memory, table, message), Method::kDeviceCopy, measurement);
       }
     }
   }

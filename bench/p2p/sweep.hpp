@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cases.hpp"
+#include "device_copy.hpp"
 #include "measure.hpp"
 #include "options.hpp"
 #include "report.hpp"
@@ -37,5 +38,10 @@ std::vector<PointKey> table_points(const Options& options, const MemoryPair& mem
 // the other rank may pass null).
 void run_sweep(const Options& options, const std::vector<Method>& methods, const SweepContext& context,
                PointSink* sink);
+
+// Measures the d2d-copy ceiling at every device:device point of the sweep (both ranks call
+// it; rank 0 copies as `plan` says). Run after everything else that shares the GPUs: see
+// DeviceCopy.
+void run_device_copy(const Options& options, const DeviceCopyPlan& plan, const SweepContext& context, PointSink* sink);
 
 }  // namespace gddt::bench

@@ -40,8 +40,9 @@ TARGETS = {"MPI_Comm": "on_comm", "MPI_Win": "on_window", "MPI_File": "on_file"}
 
 
 class Row:
-    def __init__(self, kind, name, parameters, buffers, listed):
+    def __init__(self, kind, name, parameters, buffers, listed, fast=False):
         self.kind, self.name = kind, name
+        self.fast = fast  # the shim first asks gddt::mpi::fast::<short> whether to call the library at once
         self.parameters = parameters  # list of (declaration, name), None for forward rows
         self.buffers = buffers  # (buffer, datatype, per, side) each
         self.staged = []  # staged rows: STAGED_BUFFER's groups for each buffer
@@ -91,8 +92,12 @@ def read_table():
         seen.add(name)
         if (kind == "forward") != (parameters is None):
             fail(f"{where}: {'forward rows have no' if kind == 'forward' else 'a shim needs its'} parameters")
+        fast = kind == "intercepted" and buffers is not None and buffers.strip() == "fast"
+        if fast:
+            buffers = None
         if (kind in ("checked", "staged") and not buffers) or (kind in ("intercepted", "forward") and buffers):
-            fail(f"{where}: checked and staged rows list their buffers, blocking rows may, other rows do not")
+            fail(f"{where}: checked and staged rows list their buffers, blocking rows may, intercepted rows may "
+                 "say `fast`, forward rows say nothing")
         params = None if parameters is None else split_parameters(parameters, where)
         specs, staged = [], []
         for spec in (s.strip() for s in (buffers or "").split(",") if s.strip()):
@@ -109,7 +114,7 @@ def read_table():
             if not b or params is None or not {b.group(1), b.group(2)} <= {n for _, n in params}:
                 fail(f"{where}: '{spec}' does not name a buffer and a datatype parameter")
             specs.append(b.groups())
-        row = Row(kind, name, params, specs, buffers or "")
+        row = Row(kind, name, params, specs, buffers or "", fast)
         row.staged = staged
         rows.append(row)
     return rows
@@ -212,6 +217,20 @@ def shim(row):
     forward = f"PMPI_{row.short}({row.arguments()})"
     if row.kind == "staged":
         return "\n".join([head, *staged_shim(row, forward), "}"])
+    if row.kind == "intercepted" and row.fast:
+        # The fast test reads a few globals and calls nothing, so both ways out are tail calls
+        # with the caller's arguments still in their registers: ordinary host traffic pays a
+        # handful of instructions, not a frame. The rest is the slow way, out of line.
+        slow = f"gddt_slow_{row.name}"
+        return "\n".join([
+            f"namespace {{\n__attribute__((noinline)) int {slow}({row.declaration()}) {{",
+            f"  if (gddt::mpi::stepped_aside()) return {forward};",
+            f"  return gddt::mpi::entry::{row.short}({row.arguments()});",
+            "}\n}  // namespace",
+            head,
+            f"  if (gddt::mpi::fast::{row.short}({row.arguments()})) return {forward};",
+            f"  return {slow}({row.arguments()});",
+            "}"])
     if row.kind == "intercepted":
         body = [f"  if (gddt::mpi::stepped_aside()) return {forward};",
                 f"  return gddt::mpi::entry::{row.short}({row.arguments()});"]
@@ -235,8 +254,8 @@ def write_shims(rows, declared, cpp, hpp, names):
     hpp_lines += [f"int {r.short}({r.declaration()});" for r in present if r.kind == "intercepted"]
     hpp_lines += ["", "}  // namespace gddt::mpi::entry", ""]
     cpp_lines = [GENERATED, "#include <cstdint>", "", '#include "mpi/collective.hpp"',
-                 '#include "mpi/entry_points.hpp"', '#include "mpi/guard.hpp"', '#include "mpi/interpose.hpp"', "",
-                 "using gddt::mpi::guard::Per;", "using gddt::mpi::guard::Side;",
+                 '#include "mpi/entry_points.hpp"', '#include "mpi/fast_path.hpp"', '#include "mpi/guard.hpp"',
+                 '#include "mpi/interpose.hpp"', "", "using gddt::mpi::guard::Per;", "using gddt::mpi::guard::Side;",
                  "using gddt::mpi::collective::Direction;", "using gddt::mpi::collective::Segment;",
                  "namespace guard = gddt::mpi::guard;", ""]
     cpp_lines += [shim(r) + "\n" for r in present if r.kind != "forward"]

@@ -29,14 +29,18 @@ extern std::atomic<Passage> passage;
 
 // The hot path of ordinary traffic, inline in the send and receive entry points: true when
 // the call goes to the library as it is. False sends it the long way, which decides the same
-// for everything this does not recognise at a glance.
-inline bool passes_through(const void* buf, int count, MPI_Datatype datatype) {
+// for everything this does not recognise at a glance. Always inlined, into the shims of fast
+// rows (fast_path.hpp) among others, which must stay leaves: their tail calls then keep the
+// caller's arguments in place. So the named-type test looks at one slot only, and kAll is
+// tested apart, first, where it needs no register of its own.
+__attribute__((always_inline)) inline bool passes_through(const void* buf, int count, MPI_Datatype datatype) {
   if (protocol::deferred::any()) return false;  // queued sends are started first
-  switch (passage.load(std::memory_order_relaxed)) {
-    case Passage::kAll: return true;
-    case Passage::kPlainTypes: return count > 0 && buf != nullptr && type::is_plain_named(datatype);
+  const Passage settled = passage.load(std::memory_order_relaxed);
+  if (settled == Passage::kAll) return true;
+  switch (settled) {
+    case Passage::kPlainTypes: return count > 0 && buf != nullptr && type::is_plain_named_quick(datatype);
     case Passage::kPlainHostTypes:
-      return count > 0 && buf != nullptr && type::is_plain_named(datatype) && memory::known_host(buf);
+      return count > 0 && buf != nullptr && type::is_plain_named_quick(datatype) && memory::known_host(buf);
     default: return false;
   }
 }

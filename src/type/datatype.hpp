@@ -54,23 +54,34 @@ inline std::uint64_t key_of(MPI_Datatype datatype) {
 class PlainNamedTable {
  public:
   bool contains(std::uint64_t key) const {
+    const std::size_t first = home(key);
     for (std::size_t i = 0; i < kSlots; ++i) {
-      const std::uint64_t slot = slots_[(key + i) % kSlots].load(std::memory_order_acquire);
+      const std::uint64_t slot = slots_[(first + i) % kSlots].load(std::memory_order_acquire);
       if (slot == key + 1) return true;
       if (slot == 0) return false;
     }
     return false;
   }
+  // Only the key's first slot: no loop, so the inline hot path of the shims needs no register
+  // beyond the scratch ones. False for a key that another took the slot of (rare: the slots
+  // far outnumber the named types a program uses); the caller then asks contains().
+  bool in_first_slot(std::uint64_t key) const { return slots_[home(key)].load(std::memory_order_acquire) == key + 1; }
   void insert(std::uint64_t key) {
+    const std::size_t first = home(key);
     for (std::size_t i = 0; i < kSlots; ++i) {
       std::uint64_t expected = 0;
-      auto& slot = slots_[(key + i) % kSlots];
+      auto& slot = slots_[(first + i) % kSlots];
       if (slot.compare_exchange_strong(expected, key + 1) || expected == key + 1) return;
     }
   }
 
  private:
-  static constexpr std::size_t kSlots = 256;
+  static constexpr std::size_t kSlots = 1024;
+  // The key's first slot, from its bits mixed (Fibonacci hashing): Open MPI's named types are
+  // 512-byte objects side by side, so their addresses modulo 256 are all one slot, and every
+  // named type a program used lengthened the probe of the next.
+  static std::size_t home(std::uint64_t key) { return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 54); }
+  static_assert(kSlots == 1024, "home() takes the top 10 bits of the mixed key");
   std::atomic<std::uint64_t> slots_[kSlots] = {};
 };
 extern PlainNamedTable plain_named_table;
@@ -78,6 +89,8 @@ extern PlainNamedTable plain_named_table;
 // True for a plain named datatype already seen: one load, no lock, for the hot path of host
 // traffic.
 inline bool is_plain_named(MPI_Datatype datatype) { return plain_named_table.contains(key_of(datatype)); }
+// The same, for the shims' inline test: true only when the type sits in its first slot.
+inline bool is_plain_named_quick(MPI_Datatype datatype) { return plain_named_table.in_first_slot(key_of(datatype)); }
 
 
 // True when `datatype` was freed through MPI_Type_free and not committed since.
