@@ -50,15 +50,25 @@ if [[ $stages == *tests* ]]; then
   echo "=== demo"
   mpiexec -n 2 build/gpu-sysmpi/examples/gddt-demo 256 2>&1 | tail -n 8
   echo "=== Fortran callers on every memory kind (system MPI; the bundle has no Fortran layer)"
-  for program in build/gpu-sysmpi/tests/fortran/fortran_p2p_{mpif_h,use_mpi,f08}; do
+  # Programs built here, or, where this machine has no Fortran compiler, built on one that has by
+  # scripts/prepare-gpu-fortran.sh into .devdeps/fortran (unlinked: gddt preloaded; the example
+  # finds this build's libgddt through LD_LIBRARY_PATH).
+  fortran_dir=build/gpu-sysmpi/tests/fortran example_dir=build/gpu-sysmpi/examples suffix="" fortran_env=()
+  if [[ ! -x $fortran_dir/fortran_p2p_mpif_h && -d .devdeps/fortran ]]; then
+    fortran_dir=.devdeps/fortran example_dir=.devdeps/fortran suffix=_unlinked
+    fortran_env=(-x "LD_PRELOAD=$PWD/build/gpu-sysmpi/src/libgddt.so" -x "LD_LIBRARY_PATH=$PWD/build/gpu-sysmpi/src")
+  fi
+  for program in "$fortran_dir"/fortran_p2p_{mpif_h,use_mpi,f08}$suffix; do
     [[ -x $program ]] || { echo "not built: $program (no Fortran compiler or bindings)"; continue; }
     for memory in device managed pinned; do
-      timeout 120 mpiexec -n 2 "$program" "$memory" 2>&1 | grep -E "^(FAIL|fortran|SKIP)" | head -n 5
+      timeout 120 mpiexec "${fortran_env[@]}" -n 2 "$program" "$memory" 2>&1 | grep -E "^(FAIL|fortran|SKIP)" | head -n 5
       ((PIPESTATUS[0] == 0)) || { echo "FAILED: $program $memory"; status=1; }
     done
   done
-  [[ -x build/gpu-sysmpi/examples/gddt-halo-fortran ]] &&
-    { timeout 120 mpiexec -n 2 build/gpu-sysmpi/examples/gddt-halo-fortran 2>&1 | tail -n 1 || status=1; }
+  if [[ -x $example_dir/gddt-halo-fortran ]]; then
+    timeout 120 env LD_LIBRARY_PATH="$PWD/build/gpu-sysmpi/src" mpiexec -x LD_LIBRARY_PATH -n 2 \
+      "$example_dir/gddt-halo-fortran" 2>&1 | tail -n 1 || status=1
+  fi
   if $cuda_built; then
     echo "=== CUDA-aware Open MPI (bundle): GPU tests"
     (source .devdeps/cuda-mpi/env.sh && build/gpu-cudampi/tools/gddt-info | grep -A1 "^MPI" &&
