@@ -5,7 +5,8 @@
 # differential fuzzer and the point-to-point suite on device, managed, pinned and mixed
 # memory) against each, the demo, and the benchmarks. Logs and CSVs go to $OUT (or
 # ./gpu-check-out).
-#   bash scripts/gpu-check.sh [tests] [fuzz] [bench] [collectives]     (default: all four)
+#   bash scripts/gpu-check.sh [tests] [fuzz] [bench] [collectives] [fortran]
+# (default: the first four; tests includes fortran, the Fortran programs on every memory kind)
 # fuzz: the differential pack fuzzer with every buffer of a random memory kind, FUZZ_TYPES
 # types (default 100000) spread over FUZZ_RANKS ranks (default 4) on each MPI stack, seed printed.
 # PACK_BENCH_ARGS and P2P_BENCH_ARGS pass options to the pack and point-to-point benchmarks
@@ -43,12 +44,8 @@ cuda_built=false
 if [[ -n ${cuda_build:-} ]] && wait $cuda_build; then cuda_built=true; fi
 build/gpu-sysmpi/tools/gddt-info | sed -n '/^MPI/,$p'
 
-if [[ $stages == *tests* ]]; then
-  echo "=== system Open MPI: GPU tests"
-  (cd build/gpu-sysmpi && ctest -j 4 --timeout 300 -R "$gpu_tests" --output-on-failure) >"$out/tests-system-mpi.log" 2>&1 || status=1
-  grep -E "tests passed|\*\*\*|fuzz: [0-9]+ passed" "$out/tests-system-mpi.log" | tail -n 25
-  echo "=== demo"
-  mpiexec -n 2 build/gpu-sysmpi/examples/gddt-demo 256 2>&1 | tail -n 8
+# The Fortran programs on every memory kind, through the system MPI (the bundle has no Fortran layer).
+fortran_callers() {
   echo "=== Fortran callers on every memory kind (system MPI; the bundle has no Fortran layer)"
   # Programs built here, or, where this machine has no Fortran compiler, built on one that has by
   # scripts/prepare-gpu-fortran.sh into .devdeps/fortran (unlinked: gddt preloaded; the example
@@ -56,19 +53,31 @@ if [[ $stages == *tests* ]]; then
   fortran_dir=build/gpu-sysmpi/tests/fortran example_dir=build/gpu-sysmpi/examples suffix="" fortran_env=()
   if [[ ! -x $fortran_dir/fortran_p2p_mpif_h && -d .devdeps/fortran ]]; then
     fortran_dir=.devdeps/fortran example_dir=.devdeps/fortran suffix=_unlinked
-    fortran_env=(-x "LD_PRELOAD=$PWD/build/gpu-sysmpi/src/libgddt.so" -x "LD_LIBRARY_PATH=$PWD/build/gpu-sysmpi/src")
+    fortran_env=(-x "LD_PRELOAD=$PWD/build/gpu-sysmpi/src/libgddt.so")
   fi
   for program in "$fortran_dir"/fortran_p2p_{mpif_h,use_mpi,f08}$suffix; do
     [[ -x $program ]] || { echo "not built: $program (no Fortran compiler or bindings)"; continue; }
     for memory in device managed pinned; do
-      timeout 120 mpiexec "${fortran_env[@]}" -n 2 "$program" "$memory" 2>&1 | grep -E "^(FAIL|fortran|SKIP)" | head -n 5
-      ((PIPESTATUS[0] == 0)) || { echo "FAILED: $program $memory"; status=1; }
+      local log="$out/fortran-$(basename "$program")-$memory.log"
+      timeout 120 mpiexec "${fortran_env[@]}" -n 2 "$program" "$memory" >"$log" 2>&1 ||
+        { echo "FAILED: $program $memory"; tail -n 4 "$log"; status=1; }
+      grep -E "^(FAIL|fortran|SKIP)" "$log" | head -n 5
     done
   done
   if [[ -x $example_dir/gddt-halo-fortran ]]; then
-    timeout 120 env LD_LIBRARY_PATH="$PWD/build/gpu-sysmpi/src" mpiexec -x LD_LIBRARY_PATH -n 2 \
+    timeout 120 env LD_LIBRARY_PATH="$PWD/build/gpu-sysmpi/src${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+      mpiexec -x LD_LIBRARY_PATH -n 2 \
       "$example_dir/gddt-halo-fortran" 2>&1 | tail -n 1 || status=1
   fi
+}
+
+if [[ $stages == *tests* ]]; then
+  echo "=== system Open MPI: GPU tests"
+  (cd build/gpu-sysmpi && ctest -j 4 --timeout 300 -R "$gpu_tests" --output-on-failure) >"$out/tests-system-mpi.log" 2>&1 || status=1
+  grep -E "tests passed|\*\*\*|fuzz: [0-9]+ passed" "$out/tests-system-mpi.log" | tail -n 25
+  echo "=== demo"
+  mpiexec -n 2 build/gpu-sysmpi/examples/gddt-demo 256 2>&1 | tail -n 8
+  fortran_callers
   if $cuda_built; then
     echo "=== CUDA-aware Open MPI (bundle): GPU tests"
     (source .devdeps/cuda-mpi/env.sh && build/gpu-cudampi/tools/gddt-info | grep -A1 "^MPI" &&
@@ -77,6 +86,7 @@ if [[ $stages == *tests* ]]; then
     grep -E "CUDA-aware|tests passed|\*\*\*|fuzz: [0-9]+ passed" "$out/tests-cuda-mpi.log" | tail -n 25
   fi
 fi
+[[ $stages == *fortran* && $stages != *tests* ]] && fortran_callers
 if [[ $stages == *fuzz* ]]; then
   fuzz() {  # fuzz NAME BUILD LAUNCHER...
     local name=$1 dir=$2 rc=0
