@@ -50,10 +50,12 @@ fortran_callers() {
   # Programs built here, or, where this machine has no Fortran compiler, built on one that has by
   # scripts/prepare-gpu-fortran.sh into .devdeps/fortran (unlinked: gddt preloaded; the example
   # finds this build's libgddt through LD_LIBRARY_PATH).
-  fortran_dir=build/gpu-sysmpi/tests/fortran example_dir=build/gpu-sysmpi/examples suffix="" fortran_env=()
+  # Host-memory kinds (pinned) are routed through gddt as in CI, so its counters show the work.
+  fortran_dir=build/gpu-sysmpi/tests/fortran example_dir=build/gpu-sysmpi/examples suffix=""
+  fortran_env=(-x GDDT_P2P_HOST=gddt -x GDDT_PACK_HOST=gddt -x GDDT_COLLECTIVE_HOST=gddt)
   if [[ ! -x $fortran_dir/fortran_p2p_mpif_h && -d .devdeps/fortran ]]; then
     fortran_dir=.devdeps/fortran example_dir=.devdeps/fortran suffix=_unlinked
-    fortran_env=(-x "LD_PRELOAD=$PWD/build/gpu-sysmpi/src/libgddt.so")
+    fortran_env+=(-x "LD_PRELOAD=$PWD/build/gpu-sysmpi/src/libgddt.so")
   fi
   for program in "$fortran_dir"/fortran_p2p_{mpif_h,use_mpi,f08}$suffix; do
     [[ -x $program ]] || { echo "not built: $program (no Fortran compiler or bindings)"; continue; }
