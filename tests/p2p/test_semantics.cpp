@@ -453,6 +453,39 @@ void counters_count_sides(const Context& context, const TypeCatalog& types) {
   expect(counter("no.such.counter", &value) != 0, "an unknown counter refused");
 }
 
+// MPI_BOTTOM with a datatype of absolute addresses (MPI_Get_address of the buffer, as Fortran
+// codes and struct-of-arrays codes build them), on both sides: every third int of the sender's
+// buffer lands in every other int of the receiver's, gaps untouched.
+void bottom_with_absolute_addresses(const Context& context, const TypeCatalog&) {
+  constexpr int kInts = 300;
+  std::vector<int> image(kInts), poison(kInts, -1);
+  for (int i = 0; i < kInts; ++i) image[static_cast<std::size_t>(i)] = context.rank * 100000 + i;
+  gddt_test::Buffer send(context.memory, kInts * sizeof(int)), receive(context.memory, kInts * sizeof(int));
+  send.upload(image.data(), image.size() * sizeof(int));
+  receive.upload(poison.data(), poison.size() * sizeof(int));
+  MPI_Aint send_at = 0, receive_at = 0;
+  MPI_Get_address(send.data(), &send_at);
+  MPI_Get_address(receive.data(), &receive_at);
+  MPI_Datatype every_third, every_other, from_bottom, to_bottom;
+  MPI_Type_vector(kInts / 3, 1, 3, MPI_INT, &every_third);
+  MPI_Type_vector(kInts / 3, 1, 2, MPI_INT, &every_other);
+  const int one = 1;
+  MPI_Type_create_hindexed(1, &one, &send_at, every_third, &from_bottom);
+  MPI_Type_create_hindexed(1, &one, &receive_at, every_other, &to_bottom);
+  MPI_Type_commit(&from_bottom);
+  MPI_Type_commit(&to_bottom);
+  MPI_Request request;
+  P2P_EXPECT_SUCCESS(MPI_Irecv(MPI_BOTTOM, 1, to_bottom, context.prev, 31, MPI_COMM_WORLD, &request));
+  P2P_EXPECT_SUCCESS(MPI_Send(MPI_BOTTOM, 1, from_bottom, context.next, 31, MPI_COMM_WORLD));
+  P2P_EXPECT_SUCCESS(MPI_Wait(&request, MPI_STATUS_IGNORE));
+  std::vector<int> got(kInts);
+  receive.download(got.data(), got.size() * sizeof(int));
+  std::vector<int> want = poison;
+  for (int k = 0; k < kInts / 3; ++k) want[static_cast<std::size_t>(2 * k)] = context.prev * 100000 + 3 * k;
+  expect(got == want, "the absolute-address message from MPI_BOTTOM landed at MPI_BOTTOM's addresses");
+  for (MPI_Datatype* type : {&every_third, &every_other, &from_bottom, &to_bottom}) MPI_Type_free(type);
+}
+
 // A message longer than the receive buffer gives MPI_ERR_TRUNCATE through the error handler of
 // its communicator (here one that returns errors), writes nothing outside the receive typemap,
 // and the ranks go on afterwards.
@@ -620,6 +653,7 @@ const std::pair<const char*, Case> kCases[] = {
     {"order_behind_forwarded", order_behind_forwarded},
     {"freed_receive_lands", freed_receive_lands},
     {"counters_count_sides", counters_count_sides},
+    {"bottom_with_absolute_addresses", bottom_with_absolute_addresses},
 #if GDDT_HAVE_MPI_Isendrecv
     {"order_behind_isendrecv", order_behind_isendrecv},
 #endif

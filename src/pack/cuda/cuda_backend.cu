@@ -299,7 +299,10 @@ Status check_window(const Window& w, const void* typed, const void* packed) {
   if (w.length == 0) return GDDT_OK;
   const std::int64_t size = w.layout->size;
   if (size <= 0 || w.offset / size >= w.count || w.length > w.count * size - w.offset) return GDDT_ERR_INVALID_ARG;
-  if (typed == nullptr || packed == nullptr) return GDDT_ERR_BUFFER;
+  // A null typed pointer is MPI_BOTTOM: the typemap then holds absolute addresses, and only its
+  // first byte must be a real one.
+  const auto first = reinterpret_cast<std::uintptr_t>(typed) + static_cast<std::uintptr_t>(w.layout->true_lb);
+  if (first == 0 || packed == nullptr) return GDDT_ERR_BUFFER;
   return GDDT_OK;
 }
 
