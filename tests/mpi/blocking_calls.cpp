@@ -308,8 +308,8 @@ std::map<std::string, Case> cases() {
   });
   c["MPI_Alltoallv"] = held([](Env& e) {
     std::vector<int> s(static_cast<std::size_t>(e.size)), r(s.size());
-    MPI_Alltoallv(s.data(), e.ones().data(), e.steps().data(), MPI_INT, r.data(), e.ones().data(), e.steps().data(),
-                  MPI_INT, MPI_COMM_WORLD);
+    MPI_Alltoallv(s.data(), e.ones().data(), e.steps().data(), MPI_INT, r.data(), e.ones().data(),
+                  e.steps().data(), MPI_INT, MPI_COMM_WORLD);
   });
   c["MPI_Alltoallw"] = held([](Env& e) {
     std::vector<int> s(static_cast<std::size_t>(e.size)), r(s.size()), bytes(s.size());
@@ -486,8 +486,8 @@ std::map<std::string, Case> cases() {
   c["MPI_Dist_graph_create_adjacent"] = held([](Env& e) {
     const int prev = (e.rank + e.size - 1) % e.size, next = (e.rank + 1) % e.size;
     MPI_Comm graph;
-    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &prev, MPI_UNWEIGHTED, 1, &next, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
-                                   &graph);
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &prev, MPI_UNWEIGHTED, 1, &next, MPI_UNWEIGHTED,
+                                   MPI_INFO_NULL, 0, &graph);
     free_comm(&graph);
   });
 #if GDDT_HAVE_MPI_Comm_create_from_group
@@ -567,8 +567,8 @@ std::map<std::string, Case> cases() {
   };
   for (const char* step : {"start", "complete", "post", "wait", "test"})
     c[std::string("MPI_Win_") + step] = [step](Env& e) { active_target(e, step); };
-  for (const char* step :
-       {"lock", "unlock", "lock_all", "unlock_all", "flush", "flush_all", "flush_local", "flush_local_all"})
+  for (const char* step : {"lock", "unlock", "lock_all", "unlock_all", "flush", "flush_all", "flush_local",
+                           "flush_local_all"})
     c[std::string("MPI_Win_") + step] = [step](Env& e) { passive_target(e, step); };
   return c;
 }
@@ -629,7 +629,8 @@ void add_file_cases(std::map<std::string, Case>& c) {
   io("MPI_File_read", [](Env&, File& f, int* b) { MPI_File_read(f.fh, b, 16, MPI_INT, MPI_STATUS_IGNORE); });
   io("MPI_File_write", [](Env&, File& f, int* b) { MPI_File_write(f.fh, b, 16, MPI_INT, MPI_STATUS_IGNORE); });
   io("MPI_File_read_all", [](Env&, File& f, int* b) { MPI_File_read_all(f.fh, b, 16, MPI_INT, MPI_STATUS_IGNORE); });
-  io("MPI_File_write_all", [](Env&, File& f, int* b) { MPI_File_write_all(f.fh, b, 16, MPI_INT, MPI_STATUS_IGNORE); });
+  io("MPI_File_write_all",
+     [](Env&, File& f, int* b) { MPI_File_write_all(f.fh, b, 16, MPI_INT, MPI_STATUS_IGNORE); });
   io("MPI_File_read_at",
      [](Env& e, File& f, int* b) { MPI_File_read_at(f.fh, f.mine(e), b, 16, MPI_INT, MPI_STATUS_IGNORE); });
   io("MPI_File_write_at",
@@ -662,26 +663,20 @@ void add_file_cases(std::map<std::string, Case>& c) {
       end(f, buffer);
     });
   };
-  split(
-      "MPI_File_read_all", [](Env&, File& f, int* b) { MPI_File_read_all_begin(f.fh, b, 16, MPI_INT); },
-      [](File& f, int* b) { MPI_File_read_all_end(f.fh, b, MPI_STATUS_IGNORE); });
-  split(
-      "MPI_File_write_all", [](Env&, File& f, int* b) { MPI_File_write_all_begin(f.fh, b, 16, MPI_INT); },
-      [](File& f, int* b) { MPI_File_write_all_end(f.fh, b, MPI_STATUS_IGNORE); });
-  split(
-      "MPI_File_read_at_all",
-      [](Env& e, File& f, int* b) { MPI_File_read_at_all_begin(f.fh, f.mine(e), b, 16, MPI_INT); },
-      [](File& f, int* b) { MPI_File_read_at_all_end(f.fh, b, MPI_STATUS_IGNORE); });
-  split(
-      "MPI_File_write_at_all",
-      [](Env& e, File& f, int* b) { MPI_File_write_at_all_begin(f.fh, f.mine(e), b, 16, MPI_INT); },
-      [](File& f, int* b) { MPI_File_write_at_all_end(f.fh, b, MPI_STATUS_IGNORE); });
-  split(
-      "MPI_File_read_ordered", [](Env&, File& f, int* b) { MPI_File_read_ordered_begin(f.fh, b, 16, MPI_INT); },
-      [](File& f, int* b) { MPI_File_read_ordered_end(f.fh, b, MPI_STATUS_IGNORE); });
-  split(
-      "MPI_File_write_ordered", [](Env&, File& f, int* b) { MPI_File_write_ordered_begin(f.fh, b, 16, MPI_INT); },
-      [](File& f, int* b) { MPI_File_write_ordered_end(f.fh, b, MPI_STATUS_IGNORE); });
+  split("MPI_File_read_all", [](Env&, File& f, int* b) { MPI_File_read_all_begin(f.fh, b, 16, MPI_INT); },
+        [](File& f, int* b) { MPI_File_read_all_end(f.fh, b, MPI_STATUS_IGNORE); });
+  split("MPI_File_write_all", [](Env&, File& f, int* b) { MPI_File_write_all_begin(f.fh, b, 16, MPI_INT); },
+        [](File& f, int* b) { MPI_File_write_all_end(f.fh, b, MPI_STATUS_IGNORE); });
+  split("MPI_File_read_at_all",
+        [](Env& e, File& f, int* b) { MPI_File_read_at_all_begin(f.fh, f.mine(e), b, 16, MPI_INT); },
+        [](File& f, int* b) { MPI_File_read_at_all_end(f.fh, b, MPI_STATUS_IGNORE); });
+  split("MPI_File_write_at_all",
+        [](Env& e, File& f, int* b) { MPI_File_write_at_all_begin(f.fh, f.mine(e), b, 16, MPI_INT); },
+        [](File& f, int* b) { MPI_File_write_at_all_end(f.fh, b, MPI_STATUS_IGNORE); });
+  split("MPI_File_read_ordered", [](Env&, File& f, int* b) { MPI_File_read_ordered_begin(f.fh, b, 16, MPI_INT); },
+        [](File& f, int* b) { MPI_File_read_ordered_end(f.fh, b, MPI_STATUS_IGNORE); });
+  split("MPI_File_write_ordered", [](Env&, File& f, int* b) { MPI_File_write_ordered_begin(f.fh, b, 16, MPI_INT); },
+        [](File& f, int* b) { MPI_File_write_ordered_end(f.fh, b, MPI_STATUS_IGNORE); });
 #if GDDT_HAVE_MPI_File_read_c
   io("MPI_File_read_c", [](Env&, File& f, int* b) { MPI_File_read_c(f.fh, b, 16, MPI_INT, MPI_STATUS_IGNORE); });
   io("MPI_File_write_c", [](Env&, File& f, int* b) { MPI_File_write_c(f.fh, b, 16, MPI_INT, MPI_STATUS_IGNORE); });
@@ -741,10 +736,7 @@ void add_large_count_cases(std::map<std::string, Case>& c) {
     std::vector<MPI_Aint> steps, bytes;
     std::vector<MPI_Datatype> types;
     explicit Counts(const Env& e)
-        : ones(static_cast<std::size_t>(e.size), 1),
-          steps(ones.size()),
-          bytes(ones.size()),
-          types(ones.size(), MPI_INT) {
+        : ones(static_cast<std::size_t>(e.size), 1), steps(ones.size()), bytes(ones.size()), types(ones.size(), MPI_INT) {
       for (int i = 0; i < e.size; ++i) {
         steps[static_cast<std::size_t>(i)] = i;
         bytes[static_cast<std::size_t>(i)] = i * static_cast<MPI_Aint>(sizeof(int));
@@ -791,14 +783,14 @@ void add_large_count_cases(std::map<std::string, Case>& c) {
   c["MPI_Alltoallv_c"] = held([](Env& e) {
     Counts n(e);
     std::vector<int> s(static_cast<std::size_t>(e.size)), r(s.size());
-    MPI_Alltoallv_c(s.data(), n.ones.data(), n.steps.data(), MPI_INT, r.data(), n.ones.data(), n.steps.data(), MPI_INT,
-                    MPI_COMM_WORLD);
+    MPI_Alltoallv_c(s.data(), n.ones.data(), n.steps.data(), MPI_INT, r.data(), n.ones.data(), n.steps.data(),
+                    MPI_INT, MPI_COMM_WORLD);
   });
   c["MPI_Alltoallw_c"] = held([](Env& e) {
     Counts n(e);
     std::vector<int> s(static_cast<std::size_t>(e.size)), r(s.size());
-    MPI_Alltoallw_c(s.data(), n.ones.data(), n.bytes.data(), n.types.data(), r.data(), n.ones.data(), n.bytes.data(),
-                    n.types.data(), MPI_COMM_WORLD);
+    MPI_Alltoallw_c(s.data(), n.ones.data(), n.bytes.data(), n.types.data(), r.data(), n.ones.data(),
+                    n.bytes.data(), n.types.data(), MPI_COMM_WORLD);
   });
   c["MPI_Reduce_c"] = held([](Env& e) {
     int r = 0;
