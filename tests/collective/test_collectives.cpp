@@ -299,6 +299,39 @@ void move_data(const Context& context, const Types& t, int count, std::uint64_t 
                   rdispls.data(), types.data(), MPI_COMM_WORLD);
     });
   }
+  {
+    // Received as other datatypes of the same signature: one element of a contiguous type of the
+    // random type resized to a wider extent (elements spaced 24 bytes further apart), one per
+    // peer, where the senders send counts of the random type itself.
+    Trial trial(context, "MPI_Alltoallw into signature-equal types" + on, seed + 19);
+    MPI_Datatype wider;
+    MPI_Aint lb = 0, extent = 0;
+    MPI_Type_get_extent(T, &lb, &extent);
+    MPI_Type_create_resized(T, lb, extent + 24, &wider);
+    std::vector<MPI_Datatype> send_types(static_cast<std::size_t>(n), T), receive_types;
+    std::vector<int> sdispls, rdispls, ones(static_cast<std::size_t>(n), 1), unused;
+    const std::vector<Segment> sent = spaced(pair_counts, T, t.extent, &unused);
+    std::vector<Segment> received;
+    std::int64_t at = 0;
+    for (int i = 0; i < n; ++i) {
+      MPI_Datatype run;
+      MPI_Type_contiguous(pair_counts[static_cast<std::size_t>(i)], wider, &run);
+      MPI_Type_commit(&run);
+      receive_types.push_back(run);
+      received.push_back({1, run, at});
+      rdispls.push_back(static_cast<int>(at));
+      sdispls.push_back(static_cast<int>(sent[static_cast<std::size_t>(i)].displacement));
+      at += (pair_counts[static_cast<std::size_t>(i)] + 1) * (extent + 24);
+    }
+    trial.add(sent);
+    trial.add(received);
+    trial.run([&](bool ref, const std::vector<void*>& b) {
+      return CALL(ref, MPI_Alltoallw, b[0], pair_counts.data(), sdispls.data(), send_types.data(), b[1], ones.data(),
+                  rdispls.data(), receive_types.data(), MPI_COMM_WORLD);
+    });
+    for (MPI_Datatype& type : receive_types) MPI_Type_free(&type);
+    MPI_Type_free(&wider);
+  }
 #if GDDT_HAVE_MPI_Alltoallw_c && GDDT_HAVE_MPI_Bcast_c
   {
     // MPI-4's large-count forms: MPI_Count counts, MPI_Aint displacements.
@@ -499,6 +532,46 @@ void reduce(const Context& context, MPI_Datatype T, const std::string& name, int
   }
 }
 
+// Collectives between the two halves of the world (an intercommunicator): a broadcast from rank 0
+// of the lower half to every rank of the upper half, and an allgather across the halves, with a
+// vector type of gaps.
+void intercommunicator(const Context& context) {
+  if (context.size < 2) return;
+  const bool lower = context.rank < context.size / 2;
+  MPI_Comm half, inter;
+  MPI_Comm_split(MPI_COMM_WORLD, lower ? 0 : 1, context.rank, &half);
+  MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, lower ? context.size / 2 : 0, 77, &inter);
+  MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+  int remote = 0, rank_in_half = 0;
+  MPI_Comm_remote_size(inter, &remote);
+  MPI_Comm_rank(half, &rank_in_half);
+  MPI_Datatype vector;
+  MPI_Type_vector(5, 2, 3, MPI_INT, &vector);
+  MPI_Type_commit(&vector);
+  MPI_Aint lb = 0, extent = 0;
+  MPI_Type_get_extent(vector, &lb, &extent);
+  {
+    Trial trial(context, "MPI_Bcast on an intercommunicator", context.seed + 40);
+    trial.add({{3, vector, 0}});
+    const int root = lower ? (rank_in_half == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    trial.run(
+        [&](bool ref, const std::vector<void*>& b) { return CALL(ref, MPI_Bcast, b[0], 3, vector, root, inter); });
+  }
+  {
+    Trial trial(context, "MPI_Allgather on an intercommunicator", context.seed + 41);
+    std::vector<Segment> blocks;
+    for (int i = 0; i < remote; ++i) blocks.push_back({2, vector, i * 2 * extent});
+    trial.add({{2, vector, 0}});
+    trial.add(blocks);
+    trial.run([&](bool ref, const std::vector<void*>& b) {
+      return CALL(ref, MPI_Allgather, b[0], 2, vector, b[1], 2, vector, inter);
+    });
+  }
+  MPI_Type_free(&vector);
+  MPI_Comm_free(&inter);
+  MPI_Comm_free(&half);
+}
+
 // Erroneous calls give the library's error class through gddt too: a root past the group, a
 // negative count, a datatype that is not committed, no operation. (A null buffer with elements is
 // left out: Open MPI 4.1's own MPI_Allgather crashes on it.)
@@ -581,6 +654,7 @@ int main(int argc, char** argv) {
     MPI_Op_free(&sum);
     MPI_Type_free(&vector);
   });
+  suite.run("intercommunicator", intercommunicator);
   suite.run("bad_arguments", bad_arguments);
   suite.run("gddt_staged_the_buffers", [stand_ins_before](const Context& context) {
     const bool staged = context.memory == gddt_test::MemoryKind::kDevice || getenv("GDDT_COLLECTIVE_HOST") != nullptr;
