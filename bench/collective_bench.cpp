@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "median.hpp"
+#include "rank_timing.hpp"
 
 namespace {
 
@@ -48,19 +48,13 @@ bool library_cuda_aware() {
   return query != nullptr && query() == 1;
 }
 
-// The median microseconds of `iterations` runs of `body`, each between barriers (rank 0's word).
+// The median microseconds of `iterations` runs of `body` and the GPU work it left, the slowest
+// rank's time of each.
 double time_us(int iterations, const std::function<void()>& body) {
-  std::vector<double> samples;
-  for (int i = 0; i < iterations; ++i) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double start = MPI_Wtime();
+  return slowest_rank_median_us(iterations, [&] {
     body();
     check_cuda(cudaDeviceSynchronize(), "synchronize");
-    double elapsed = MPI_Wtime() - start, slowest = 0;
-    MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    samples.push_back(slowest * 1e6);
-  }
-  return median(samples);
+  });
 }
 
 bool same_on_every_rank(const void* a, const void* b, std::size_t bytes) {

@@ -15,7 +15,7 @@
 #include <functional>
 #include <vector>
 
-#include "median.hpp"
+#include "rank_timing.hpp"
 
 namespace {
 
@@ -48,19 +48,6 @@ MPI_Datatype region(int n, const Direction& d, bool ghost) {
   MPI_Type_create_subarray(3, sizes, subsizes, starts, MPI_ORDER_C, MPI_DOUBLE, &type);
   MPI_Type_commit(&type);
   return type;
-}
-
-double time_us(int iterations, const std::function<void()>& body) {
-  std::vector<double> samples;
-  for (int i = 0; i < iterations; ++i) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double start = MPI_Wtime();
-    body();
-    double elapsed = MPI_Wtime() - start, slowest = 0;
-    MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    samples.push_back(slowest * 1e6);
-  }
-  return median(samples);
 }
 
 }  // namespace
@@ -135,7 +122,7 @@ int main(int argc, char** argv) {
   cudaMemcpy(b.data(), by_p2p, points * sizeof(double), cudaMemcpyDeviceToHost);
   int same = a == b, all_same = 0;
   MPI_Allreduce(&same, &all_same, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-  const double neighbor_us = time_us(iterations, neighbor), p2p_us = time_us(iterations, p2p);
+  const double neighbor_us = slowest_rank_median_us(iterations, neighbor), p2p_us = slowest_rank_median_us(iterations, p2p);
   if (rank == 0) {
     std::printf("26-neighbour halo, %d ranks (grid %dx%dx%d), %d^3 doubles a rank, %d iterations\n", ranks, dims[0],
                 dims[1], dims[2], n, iterations);
