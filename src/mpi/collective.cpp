@@ -91,8 +91,6 @@ Status packed_staging(const StandIn& stand_in, bool filling, protocol::Staging* 
   return packed->acquire(&route, -1, most);
 }
 
-}  // namespace
-
 // The pieces of a packed argument, packed into (`into_packed`) or unpacked out of its packed bytes.
 // Pieces the GPU moves in one launch each share launches (up to pack::kSetMost a launch) on their
 // GPU's stream, waited for once; the others move one by one.
@@ -129,55 +127,42 @@ Status move_packed(const StandIn& stand_in, bool into_packed) {
   return flush();
 }
 
+// The typed bytes of a buffer argument into its stand-in (`filling`) or out of it. A stand-in is
+// filled with whole spans of its dense pieces (the library reads only the typed bytes), emptied
+// with whole spans only of pieces without gaps; other pieces move through packed bytes.
+Status move_stand_in(const StandIn& stand_in, bool filling) {
+  if (stand_in.packed) return move_packed(stand_in, filling);
+  protocol::Staging packed;
+  GDDT_CHECK(packed_staging(stand_in, filling, &packed));
+  char* user = const_cast<char*>(stand_in.user);
+  const char* from = filling ? user : stand_in.origin();
+  char* to = filling ? stand_in.origin() : user;
+  for (const Piece& piece : stand_in.pieces) {
+    counters::add(counters::Counter::kCollectiveBytes, piece.bytes());
+    const memory::Kind from_kind = filling ? piece.kind : stand_in.staging.kind();
+    const memory::Kind to_kind = filling ? stand_in.staging.kind() : piece.kind;
+    GDDT_CHECK((filling ? piece.dense() : piece.gapless()) ? copy_span(piece, from, to)
+                                                           : move_typed(piece, from, from_kind, to, to_kind, packed));
+  }
+  return GDDT_OK;
+}
+
+}  // namespace
+
 struct Staged : protocol::CollectiveWork {
   std::vector<StandIn> stand_ins;
 
-  // The typed bytes of the buffers the call reads, into their stand-ins. Dense pieces are copied
-  // span and all (the library reads only the typed bytes of a stand-in).
+  // The typed bytes of the buffers the call reads, into their stand-ins.
   Status start() override {
-    for (StandIn& stand_in : stand_ins) {
-      if (!stand_in.read()) continue;
-      if (stand_in.packed) {
-        const Status status = move_packed(stand_in, true);
-        if (is_error(status)) return status;
-        continue;
-      }
-      protocol::Staging packed;
-      Status status = packed_staging(stand_in, true, &packed);
-      for (const Piece& piece : stand_in.pieces) {
-        if (is_error(status)) return status;
-        counters::add(counters::Counter::kCollectiveBytes, piece.bytes());
-        if (piece.dense()) {
-          status = copy_span(piece, stand_in.user, stand_in.origin());
-        } else {
-          status = move_typed(piece, stand_in.user, piece.kind, stand_in.origin(), stand_in.staging.kind(), packed);
-        }
-      }
-      if (is_error(status)) return status;
-    }
+    for (const StandIn& stand_in : stand_ins)
+      if (stand_in.read()) GDDT_CHECK(move_stand_in(stand_in, true));
     return GDDT_OK;
   }
 
   // The typed bytes of the buffers the call wrote, out of their stand-ins: never the gaps.
   Status complete() override {
-    for (StandIn& stand_in : stand_ins) {
-      if (!stand_in.written()) continue;
-      if (stand_in.packed) {
-        const Status status = move_packed(stand_in, false);
-        if (is_error(status)) return status;
-        continue;
-      }
-      protocol::Staging packed;
-      Status status = packed_staging(stand_in, false, &packed);
-      for (const Piece& piece : stand_in.pieces) {
-        if (is_error(status)) return status;
-        counters::add(counters::Counter::kCollectiveBytes, piece.bytes());
-        status = piece.gapless() ? copy_span(piece, stand_in.origin(), const_cast<char*>(stand_in.user))
-                                 : move_typed(piece, stand_in.origin(), stand_in.staging.kind(),
-                                              const_cast<char*>(stand_in.user), piece.kind, packed);
-      }
-      if (is_error(status)) return status;
-    }
+    for (const StandIn& stand_in : stand_ins)
+      if (stand_in.written()) GDDT_CHECK(move_stand_in(stand_in, false));
     return GDDT_OK;
   }
 };
@@ -203,10 +188,15 @@ Verdict examine(const Argument& argument, int segments, StandIn* stand_in) {
     Piece piece;
     const Status resolved = resolve_datatype(segment.datatype, &piece.layout);
     if (resolved == GDDT_ERR_UNSUPPORTED) {
+      // A datatype gddt cannot express, judged by the first byte the library's bounds name where
+      // the segment starts.
       memory::Kind kind;
-      MPI_Aint true_lb = 0, true_extent = 0;
+      MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+      PMPI_Type_get_extent(segment.datatype, &lb, &extent);
       PMPI_Type_get_true_extent(segment.datatype, &true_lb, &true_extent);
-      if (classify_typed(segment.datatype, user + true_lb, &kind) == GDDT_OK && kind.type == GDDT_MEMORY_DEVICE)
+      const std::int64_t start =
+          segment.unit == Segment::Unit::kBytes ? segment.displacement : segment.displacement * extent;
+      if (classify_typed(segment.datatype, user + start + true_lb, &kind) == GDDT_OK && kind.type == GDDT_MEMORY_DEVICE)
         return Verdict::kRefused;
       return Verdict::kLeft;
     }
