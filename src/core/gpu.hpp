@@ -110,6 +110,31 @@ void device_free(int device, void* ptr);
 Status pinned_alloc(std::size_t bytes, void** ptr);
 void pinned_free(void* ptr);
 
+// A GPU's identity across processes, whatever CUDA_VISIBLE_DEVICES numbers it as.
+struct DeviceUuid {
+  unsigned char bytes[16] = {};
+  bool operator==(const DeviceUuid& other) const;
+};
+// Asked of the driver, which creates no context for it.
+Status device_uuid(int device, DeviceUuid* uuid);
+// The ordinal of the device with `uuid` in this process; -1 when it cannot see that GPU.
+int device_of(const DeviceUuid& uuid);
+
+// CUDA IPC: what another process needs to map the allocation that holds a device pointer.
+constexpr int kIpcHandleBytes = 64;
+struct IpcExport {
+  unsigned char handle[kIpcHandleBytes] = {};
+  std::uintptr_t base = 0;     // the allocation's first byte in this process
+  std::uint64_t buffer_id = 0; // the driver's id of the allocation, never reused within a process
+  int device = -1;
+};
+// The allocation's id alone (cheap: one driver query), to tell whether a cached export is stale.
+Status buffer_id(const void* ptr, std::uint64_t* id);
+Status ipc_export(const void* ptr, IpcExport* exported);
+// Maps another process's exported allocation into this one, on `device` (the GPU that holds it).
+Status ipc_open(const unsigned char (&handle)[kIpcHandleBytes], int device, void** base);
+void ipc_close(int device, void* base);
+
 // Converts the last CUDA error to a Status, logging `what` with the CUDA message.
 Status check_last_error(const char* what);
 

@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <mutex>
 
@@ -408,5 +409,70 @@ void pinned_free(void* ptr) {
 }
 
 Status check_last_error(const char* what) { return cuda_status(cudaGetLastError(), what); }
+
+bool DeviceUuid::operator==(const DeviceUuid& other) const {
+  return std::memcmp(bytes, other.bytes, sizeof bytes) == 0;
+}
+
+Status device_uuid(int device, DeviceUuid* uuid) {
+  if (!valid_device(device)) return GDDT_ERR_NO_DEVICE;
+  using DeviceGet = CUresult (*)(CUdevice*, int);
+  using DeviceGetUuid = CUresult (*)(CUuuid*, CUdevice);
+  static const auto device_get = driver_function<DeviceGet>("cuDeviceGet");
+  static const auto get_uuid = driver_function<DeviceGetUuid>("cuDeviceGetUuid_v2");
+  CUdevice handle = 0;
+  CUuuid raw{};
+  if (device_get == nullptr || get_uuid == nullptr || device_get(&handle, device) != CUDA_SUCCESS ||
+      get_uuid(&raw, handle) != CUDA_SUCCESS)
+    return GDDT_ERR_CUDA;
+  static_assert(sizeof raw.bytes == sizeof uuid->bytes, "a CUDA uuid is 16 bytes");
+  std::memcpy(uuid->bytes, raw.bytes, sizeof uuid->bytes);
+  return GDDT_OK;
+}
+
+int device_of(const DeviceUuid& uuid) {
+  for (int device = 0; available() && device < probe().devices; ++device) {
+    DeviceUuid candidate;
+    if (device_uuid(device, &candidate) == GDDT_OK && candidate == uuid) return device;
+  }
+  return -1;
+}
+
+Status buffer_id(const void* ptr, std::uint64_t* id) {
+  PointerGetAttribute get = pointer_get_attribute();
+  unsigned long long value = 0;
+  if (get == nullptr || get(&value, CU_POINTER_ATTRIBUTE_BUFFER_ID, reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS)
+    return GDDT_ERR_CUDA;
+  *id = value;
+  return GDDT_OK;
+}
+
+Status ipc_export(const void* ptr, IpcExport* exported) {
+  PointerInfo info;
+  GDDT_CHECK(query_pointer(ptr, &info));
+  if (info.type != GDDT_MEMORY_DEVICE || info.size == 0) return GDDT_ERR_UNSUPPORTED;
+  GDDT_CHECK(buffer_id(ptr, &exported->buffer_id));
+  cudaIpcMemHandle_t handle;
+  static_assert(sizeof handle == kIpcHandleBytes, "a CUDA IPC handle is 64 bytes");
+  GDDT_CHECK(cuda_status(cudaIpcGetMemHandle(&handle, const_cast<void*>(ptr)), "cudaIpcGetMemHandle"));
+  std::memcpy(exported->handle, &handle, sizeof handle);
+  exported->base = info.base;
+  exported->device = info.device;
+  return GDDT_OK;
+}
+
+Status ipc_open(const unsigned char (&handle)[kIpcHandleBytes], int device, void** base) {
+  if (!valid_device(device)) return GDDT_ERR_NO_DEVICE;
+  DeviceGuard guard(device);
+  cudaIpcMemHandle_t raw;
+  std::memcpy(&raw, handle, sizeof raw);
+  return cuda_status(cudaIpcOpenMemHandle(base, raw, cudaIpcMemLazyEnablePeerAccess), "cudaIpcOpenMemHandle");
+}
+
+void ipc_close(int device, void* base) {
+  if (!valid_device(device)) return;
+  DeviceGuard guard(device);
+  cuda_status(cudaIpcCloseMemHandle(base), "cudaIpcCloseMemHandle");
+}
 
 }  // namespace gddt::gpu

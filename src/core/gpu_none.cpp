@@ -1,6 +1,8 @@
 // gpu.hpp for builds without CUDA: no device, every address is host memory.
 #include "core/gpu.hpp"
 
+#include <cstring>
+
 namespace gddt::gpu {
 
 bool compiled_in() { return false; }
@@ -61,5 +63,14 @@ Status pinned_alloc(std::size_t, void** ptr) {
 }
 void pinned_free(void*) {}
 Status check_last_error(const char*) { return GDDT_OK; }
+bool DeviceUuid::operator==(const DeviceUuid& other) const {
+  return std::memcmp(bytes, other.bytes, sizeof bytes) == 0;
+}
+Status device_uuid(int, DeviceUuid*) { return GDDT_ERR_NO_DEVICE; }
+int device_of(const DeviceUuid&) { return -1; }
+Status buffer_id(const void*, std::uint64_t*) { return GDDT_ERR_NO_DEVICE; }
+Status ipc_export(const void*, IpcExport*) { return GDDT_ERR_NO_DEVICE; }
+Status ipc_open(const unsigned char (&)[kIpcHandleBytes], int, void**) { return GDDT_ERR_NO_DEVICE; }
+void ipc_close(int, void*) {}
 
 }  // namespace gddt::gpu

@@ -17,6 +17,7 @@
       other Fortran entry points than those of the library's Fortran layer that need them
 """
 import argparse
+import copy
 import pathlib
 import re
 import subprocess
@@ -410,7 +411,19 @@ def fortran_guard(row):
     return ["  {", *lines, *checks, "  }"]
 
 
+# Intercepted in C only: the communicator constructors and MPI_Init, where gddt agrees on its peer
+# protocol (protocol/peers.hpp). Their Fortran entry points call the library's own, as blocking
+# rows do: a Fortran program never registers as a peer, so its communicators keep the raw format.
+FORTRAN_AS_BLOCKING = {"MPI_Init", "MPI_Init_thread", "MPI_Comm_dup", "MPI_Comm_dup_with_info", "MPI_Comm_split",
+                       "MPI_Comm_split_type", "MPI_Comm_create", "MPI_Comm_create_group", "MPI_Cart_create",
+                       "MPI_Cart_sub", "MPI_Graph_create", "MPI_Dist_graph_create", "MPI_Dist_graph_create_adjacent",
+                       "MPI_Intercomm_merge", "MPI_Comm_free", "MPI_Comm_disconnect"}
+
+
 def fortran_shim(row, layer):
+    if row.name in FORTRAN_AS_BLOCKING:
+        row = copy.copy(row)
+        row.kind = "blocking"
     symbol_of, aliases_of = FORTRAN_LAYERS[layer]
     symbol = symbol_of(fortran_name(row))
     forward_types, forward_declared, forward_names = fortran_forward(row)

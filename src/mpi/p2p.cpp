@@ -16,6 +16,7 @@
 #include "pack/backend.hpp"
 #include "protocol/cuda_awareness.hpp"
 #include "protocol/deferred.hpp"
+#include "protocol/peers.hpp"
 #include "protocol/requests.hpp"
 #include "protocol/transport.hpp"
 #include "type/contents.hpp"
@@ -71,13 +72,19 @@ int report(MPI_Comm comm, const protocol::Outcome& outcome) {
   return outcome.reported ? error_class(outcome.status) : raise(comm, outcome.status);
 }
 
-int finish_reporting(Operation& operation, int error, const MPI_Status& status) {
-  return report(operation.comm, protocol::finish(operation, error, status));
+// The status of a receive that resolved a marker of the peer protocol counts the bytes it stood for.
+int finish_reporting(Operation& operation, int error, MPI_Status& status) {
+  const int rc = report(operation.comm, protocol::finish(operation, error, status));
+  if (operation.status_bytes >= 0) PMPI_Status_set_elements_x(&status, MPI_BYTE, operation.status_bytes);
+  return rc;
 }
 
 // Checks the arguments of one side and hands it to the transports (protocol::stage). Returns
 // MPI_SUCCESS or the error class raised on `comm`.
-int prepare(const Call& call, const void* buf, int count, MPI_Datatype datatype, int peer, MPI_Comm comm, Side* side) {
+int prepare(const Call& asked, const void* buf, int count, MPI_Datatype datatype, int peer, MPI_Comm comm,
+            Side* side) {
+  Call call = asked;
+  call.peer = peer;
   side->buffer = const_cast<void*>(buf);
   side->count = count;
   side->datatype = datatype;
@@ -89,14 +96,16 @@ int prepare(const Call& call, const void* buf, int count, MPI_Datatype datatype,
       (count == 0 && !empty_receive_staged))
     return MPI_SUCCESS;
   if (count < 0) return raise(comm, GDDT_ERR_COUNT);
-  if (type::is_plain_named(datatype) && !host_through_gddt() && !call.cpu_copied && buf != nullptr) {
+  // Between gddt peers any message may take the peer protocol: the transports decide.
+  const bool agreed = protocol::peers::agreed(comm);
+  if (type::is_plain_named(datatype) && !host_through_gddt() && !call.cpu_copied && buf != nullptr && !agreed) {
     // The hot path of ordinary traffic: contiguous data the library can take as it is, from host
     // memory always, from device memory when it is CUDA-aware.
     if (library_cuda_aware() && protocol::device_route_forced() == protocol::Route::kForward) return MPI_SUCCESS;
     memory::Kind kind;
     if (classify_typed(datatype, buf, &kind) == GDDT_OK && !kind.is_device()) return MPI_SUCCESS;
   }
-  if (!host_through_gddt() && on_library_memory(buf, datatype)) return MPI_SUCCESS;
+  if (!host_through_gddt() && !agreed && on_library_memory(buf, datatype)) return MPI_SUCCESS;
   type::LayoutPtr layout;
   Status status = resolve_datatype(datatype, &layout);
   if (status == GDDT_ERR_UNSUPPORTED) return inexpressible(buf, datatype, comm);
@@ -128,9 +137,15 @@ int ready_to_post(int prepared, Side* side) {
   return pack_outgoing(*side->operation);
 }
 
-int prepare_send(bool cpu_copied, const void* buf, int count, MPI_Datatype datatype, int dest, MPI_Comm comm,
-                 Side* side) {
-  return ready_to_post(prepare(Call{Operation::Kind::kSend, cpu_copied}, buf, count, datatype, dest, comm, side), side);
+// `ipc_allowed`: see Call.
+int prepare_send(bool cpu_copied, bool ipc_allowed, const void* buf, int count, MPI_Datatype datatype, int dest,
+                 int tag, MPI_Comm comm, Side* side) {
+  const Call call{Operation::Kind::kSend, cpu_copied, false, dest, tag, ipc_allowed};
+  return ready_to_post(prepare(call, buf, count, datatype, dest, comm, side), side);
+}
+
+bool takes_ipc(const Side& side) {
+  return side.operation && side.operation->route == protocol::Route::kPeerIpc;
 }
 
 // Queues the pack of a send where the GPU can be left running it (*stream is then the stream to
@@ -188,7 +203,7 @@ int post_deferred(RequestSend init, Side& side, int dest, int tag, MPI_Comm comm
 
 // The completion work of a request of gddt's that the library reported complete with `error`;
 // `handle` is the request as it was before the library call freed it.
-int complete(MPI_Request handle, Operation* operation, int error, const MPI_Status& status) {
+int complete(MPI_Request handle, Operation* operation, int error, MPI_Status& status) {
   int rc = finish_reporting(*operation, error, status);
   if (operation->persistent) {
     operation->active = false;
@@ -414,8 +429,13 @@ int send(BlockingSend call, bool buffered, const void* buf, int count, MPI_Datat
          MPI_Comm comm) {
   const BlockingCall blocking;
   Side side;
-  int rc = prepare_send(buffered, buf, count, datatype, dest, comm, &side);
+  int rc = prepare_send(buffered, !buffered, buf, count, datatype, dest, tag, comm, &side);
   if (rc != MPI_SUCCESS) return rc;
+  if (takes_ipc(side)) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    rc = raise(comm, protocol::peers::post_ipc(*side.operation, &request));
+    return rc == MPI_SUCCESS ? PMPI_Wait(&request, MPI_STATUS_IGNORE) : rc;
+  }
   return call(side.buffer, side.count, side.datatype, dest, tag, comm);
 }
 
@@ -423,7 +443,8 @@ int isend(RequestSend call, bool buffered, bool persistent, const void* buf, int
           int tag, MPI_Comm comm, MPI_Request* request) {
   protocol::deferred::advance_in_run();
   Side side;
-  int rc = prepare(Call{Operation::Kind::kSend, buffered}, buf, count, datatype, dest, comm, &side);
+  const Call asked{Operation::Kind::kSend, buffered, false, dest, tag, !buffered && !persistent};
+  int rc = prepare(asked, buf, count, datatype, dest, comm, &side);
   if (!persistent) {
     // Persistent sends are only created here; MPI_Start posts them.
     RequestSend init = persistent_twin(call);
@@ -432,6 +453,10 @@ int isend(RequestSend call, bool buffered, bool persistent, const void* buf, int
     rc = ready_to_post(rc, &side);
   }
   if (rc != MPI_SUCCESS) return rc;
+  if (takes_ipc(side)) {
+    rc = raise(comm, protocol::peers::post_ipc(*side.operation, request));
+    return rc == MPI_SUCCESS ? track(std::move(side.operation), false, *request) : rc;
+  }
   rc = call(side.buffer, side.count, side.datatype, dest, tag, comm, request);
   if (rc == MPI_SUCCESS && side.operation) return track(std::move(side.operation), persistent, *request);
   return rc;
@@ -478,7 +503,7 @@ int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest
              int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   const BlockingCall blocking;
   Side out, in;
-  int rc = prepare_send(false, sendbuf, sendcount, sendtype, dest, comm, &out);
+  int rc = prepare_send(false, false, sendbuf, sendcount, sendtype, dest, sendtag, comm, &out);
   if (rc == MPI_SUCCESS) rc = prepare(Call{Operation::Kind::kReceive}, recvbuf, recvcount, recvtype, source, comm, &in);
   if (rc != MPI_SUCCESS) return rc;
   return exchange(out, in, dest, sendtag, source, recvtag, comm, status);
@@ -488,7 +513,7 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int 
                      MPI_Comm comm, MPI_Status* status) {
   const BlockingCall blocking;
   Side out, in;
-  int rc = prepare_send(false, buf, count, datatype, dest, comm, &out);
+  int rc = prepare_send(false, false, buf, count, datatype, dest, sendtag, comm, &out);
   if (rc == MPI_SUCCESS) rc = prepare(Call{Operation::Kind::kReceive}, buf, count, datatype, source, comm, &in);
   if (rc != MPI_SUCCESS) return rc;
   if (!out.operation && !in.operation)  // both sides are the same bytes, as the library sees them
@@ -518,7 +543,7 @@ int track_exchange(Side& out, Side& in, MPI_Request request) {
 int isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
               int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
   Side out, in;
-  int rc = prepare_send(false, sendbuf, sendcount, sendtype, dest, comm, &out);
+  int rc = prepare_send(false, false, sendbuf, sendcount, sendtype, dest, sendtag, comm, &out);
   if (rc == MPI_SUCCESS)
     rc = prepare(Call{Operation::Kind::kReceive, false, true}, recvbuf, recvcount, recvtype, source, comm, &in);
   if (rc != MPI_SUCCESS) return rc;
@@ -531,7 +556,7 @@ int isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int des
 int isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
                       MPI_Comm comm, MPI_Request* request) {
   Side out, in;
-  int rc = prepare_send(true, buf, count, datatype, dest, comm, &out);
+  int rc = prepare_send(true, false, buf, count, datatype, dest, sendtag, comm, &out);
   if (rc == MPI_SUCCESS)
     rc = prepare(Call{Operation::Kind::kReceive, false, true}, buf, count, datatype, source, comm, &in);
   if (rc != MPI_SUCCESS) return rc;
@@ -573,14 +598,20 @@ int imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MP
 int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
   const BlockingCall blocking;
   int rc = PMPI_Mprobe(source, tag, comm, message, status);
-  if (rc == MPI_SUCCESS) messages::remember(*message, comm);
+  if (rc == MPI_SUCCESS) {
+    messages::remember(*message, comm);
+    protocol::peers::correct_probe(comm, status);
+  }
   return rc;
 }
 
 int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
   protocol::deferred::advance();
   int rc = PMPI_Improbe(source, tag, comm, flag, message, status);
-  if (rc == MPI_SUCCESS && *flag) messages::remember(*message, comm);
+  if (rc == MPI_SUCCESS && *flag) {
+    messages::remember(*message, comm);
+    protocol::peers::correct_probe(comm, status);
+  }
   return rc;
 }
 
@@ -785,22 +816,32 @@ int request_free(MPI_Request* request) {
 
 int probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   const BlockingCall blocking;
-  return PMPI_Probe(source, tag, comm, status);
+  const int rc = PMPI_Probe(source, tag, comm, status);
+  if (rc == MPI_SUCCESS) protocol::peers::correct_probe(comm, status);
+  return rc;
 }
 
 int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
   protocol::deferred::advance();
-  return PMPI_Iprobe(source, tag, comm, flag, status);
+  const int rc = PMPI_Iprobe(source, tag, comm, flag, status);
+  if (rc == MPI_SUCCESS && flag != nullptr && *flag) protocol::peers::correct_probe(comm, status);
+  return rc;
 }
 
+// A send of the peer protocol is not cancelled (MPI allows a cancel to fail): its marker and header
+// could not be withdrawn together, and a header left behind would pair with a later marker.
 int cancel(MPI_Request* request) {
   protocol::deferred::before_blocking();  // the library cancels only requests it has started
-  return PMPI_Cancel(request);
+  Operation* operation = request != nullptr && protocol::requests::any() ? protocol::requests::claim(*request) : nullptr;
+  const bool peer_send = operation != nullptr && operation->peer != nullptr;
+  protocol::requests::release(operation);
+  return peer_send ? MPI_SUCCESS : PMPI_Cancel(request);
 }
 
 void finalize() {
   protocol::deferred::start_all();
   protocol::requests::drain_detached();
+  protocol::peers::finalize();
   protocol::deferred::release();
   protocol::release_transports();
 }

@@ -12,6 +12,7 @@
 
 #include "core/memory.hpp"
 #include "protocol/deferred.hpp"
+#include "protocol/peers.hpp"
 #include "type/datatype.hpp"
 
 namespace gddt::mpi::p2p {
@@ -34,7 +35,8 @@ extern std::atomic<Passage> passage;
 // caller's arguments in place. So the named-type test looks at one slot only, and kAll is
 // tested apart, first, where it needs no register of its own.
 __attribute__((always_inline)) inline bool passes_through(const void* buf, int count, MPI_Datatype datatype) {
-  if (protocol::deferred::any()) return false;  // queued sends are started first
+  // Queued sends are started first; between gddt peers, the protocol may need a look at any message.
+  if (protocol::deferred::any() || protocol::peers::active()) return false;
   const Passage settled = passage.load(std::memory_order_relaxed);
   if (settled == Passage::kAll) return true;
   switch (settled) {

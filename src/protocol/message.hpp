@@ -22,7 +22,15 @@ enum class Route {
   kHostStaged,    // packed into host staging; the library moves host memory
   kHostSpan,      // the typed span copied to host staging, gaps included; the library packs or
                   // unpacks the user's own datatype there
+  kPeerInline,    // peer protocol (peers.hpp): the packed bytes ride in the header, a marker on the
+                  // user's communicator stands for them
+  kPeerIpc,       // peer protocol: the receiver reads the sender's device buffer through CUDA IPC
 };
+
+// What a gddt peer sends on the user's communicator and tag in place of a message of the peer
+// protocol (peers.hpp): a size no other message between peers has, since the sender routes every
+// message of exactly this many packed bytes through the protocol.
+constexpr int kMarkerBytes = 9;
 
 // A user buffer described by `count` elements of a datatype.
 struct Message {

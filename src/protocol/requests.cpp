@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/config.hpp"
+#include "protocol/peers.hpp"
 #include "protocol/transport.hpp"
 
 namespace gddt::protocol {
@@ -60,6 +61,32 @@ Operation* claim(MPI_Request request) {
     return entry->get();
   }
   return nullptr;
+}
+
+void finish_arrived_markers(MPI_Comm comm) {
+  if (!any()) return;
+  std::vector<std::pair<MPI_Request, Operation*>> watched;
+  {
+    Table& t = table();
+    std::lock_guard<std::mutex> lock(t.mutex);
+    for (auto& [key, operations] : t.live) {
+      Operation* operation = operations.empty() ? nullptr : operations.back().get();
+      if (operation == nullptr || !operation->watches_markers || !operation->active || operation->finished ||
+          operation->claimed || operation->comm != comm)
+        continue;
+      operation->claimed = true;
+      MPI_Request request = MPI_REQUEST_NULL;
+      std::memcpy(&request, &key, sizeof request);
+      watched.emplace_back(request, operation);
+    }
+  }
+  for (auto& [request, operation] : watched) {
+    int flag = 0;
+    MPI_Status status;
+    const int rc = PMPI_Request_get_status(request, &flag, &status);
+    if (rc == MPI_SUCCESS && flag) finish(*operation, rc, status);
+    release(operation);
+  }
 }
 
 void release(Operation* operation) {
@@ -126,7 +153,10 @@ void complete_detached(bool wait) {
 
 }  // namespace
 
-void progress_detached() { complete_detached(false); }
+void progress_detached() {
+  complete_detached(false);
+  peers::progress();
+}
 
 void drain_detached() {
   complete_detached(true);
@@ -178,6 +208,11 @@ bool takes_incoming(Operation& operation, int error, const MPI_Status& status, i
     return false;
   }
   *received = 0;
+  if (operation.watches_markers) {
+    bool handled = false;
+    operation.early.status = peers::resolve(operation, status, &handled);
+    if (handled) return false;
+  }
   if (!moves_packed_bytes(operation)) return true;  // the library wrote the typemap itself
   PMPI_Get_count(&status, MPI_PACKED, received);
   // A longer message than the receive holds was truncated: the library reports MPI_ERR_TRUNCATE

@@ -33,6 +33,23 @@ class CollectiveWork {
   virtual Status complete() = 0;
 };
 
+// A send of the peer protocol (peers.hpp): the header that goes to the communicator's private twin
+// and the marker that the user's communicator carries in the message's place.
+struct PeerSend {
+  int dest = MPI_PROC_NULL;
+  int tag = 0;
+  int transfer = 0;  // the tag of its completion message on the private data communicator (CUDA IPC)
+  std::vector<char> header;
+  std::vector<char> marker = std::vector<char>(kMarkerBytes);
+  MPI_Request header_request = MPI_REQUEST_NULL;
+  MPI_Request marker_request = MPI_REQUEST_NULL;  // where gddt posts the marker itself
+  PeerSend() = default;
+  PeerSend(const PeerSend&) = delete;
+  PeerSend& operator=(const PeerSend&) = delete;
+  // Requests still in flight keep their buffers until the library completes them (peers.cpp).
+  ~PeerSend();
+};
+
 struct Operation {
   enum class Kind { kSend, kReceive, kCollective };
   Kind kind = Kind::kSend;
@@ -55,6 +72,12 @@ struct Operation {
   // request of both completes.
   std::unique_ptr<Operation> outgoing;
   std::unique_ptr<CollectiveWork> collective;  // kCollective only
+  std::unique_ptr<PeerSend> peer;               // sends of the peer protocol
+  // Receives on a communicator of gddt peers that may be handed a marker (peers.hpp).
+  bool watches_markers = false;
+  // The packed bytes a resolved marker stood for and were received: the count its status reports
+  // (-1: the library's status stands).
+  std::int64_t status_bytes = -1;
 };
 
 namespace requests {
@@ -77,6 +100,9 @@ void add(MPI_Request request, std::unique_ptr<Operation> operation);
 // thread to this operation. Two threads never legitimately complete one request at once.
 Operation* claim(MPI_Request request);
 void release(Operation* operation);
+// Finishes the watched receives on `comm` (peers.hpp) whose messages the library has matched, so
+// that the markers they took have their headers taken too (a probe then knows which is next).
+void finish_arrived_markers(MPI_Comm comm);
 // Removes a (claimed) operation whose request is complete.
 std::unique_ptr<Operation> take(MPI_Request request, const Operation* operation);
 

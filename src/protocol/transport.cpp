@@ -8,6 +8,7 @@
 #include "core/config.hpp"
 #include "core/counters.hpp"
 #include "protocol/cuda_awareness.hpp"
+#include "protocol/peers.hpp"
 
 namespace gddt::protocol {
 
@@ -102,6 +103,10 @@ bool forward_serves(const Pair& pair) {
 
 Status hand_unchanged(const Message&, const Call&, Operation*, Side*) { return GDDT_OK; }
 
+// A receive the library writes itself has nothing left to move (a watched one may still resolve a
+// marker of the peer protocol first: finish in requests.cpp).
+Status empty_nothing(Operation&, std::int64_t, gpu::Stream*) { return GDDT_OK; }
+
 // --- contiguous device bytes ---
 
 // Never the user's datatype: a CUDA-aware library packs derived types with the CPU, even ones gddt
@@ -182,6 +187,24 @@ Status empty_span(Operation& operation, std::int64_t, gpu::Stream*) {
   return copy_span_back(operation.message, operation.staging);
 }
 
+// --- the peer protocol (peers.hpp), chosen by peers::route_for_send rather than by a row's test ---
+
+bool never(const Pair&) { return false; }
+
+std::int64_t packed_bytes(const Message& message, const Call&) { return message.bytes(); }
+
+Status hand_marker(const Message&, const Call&, Operation* operation, Side* side) {
+  side->buffer = operation->peer->marker.data();
+  side->count = kMarkerBytes;
+  side->datatype = MPI_BYTE;
+  return GDDT_OK;
+}
+
+Status fill_inline(Operation& operation, gpu::Stream*) { return peers::post_inline_header(operation); }
+
+// peers::post_ipc posts the whole send.
+Status fill_nothing(Operation&, gpu::Stream*) { return GDDT_OK; }
+
 bool always(const Pair&) { return true; }
 
 struct Transport {
@@ -206,15 +229,19 @@ struct Transport {
 // In order of preference: a message takes the first row that serves it.
 constexpr Transport kTransports[] = {
     {Route::kForward, "forward", counters::Counter::kForwardSides, forward_serves, nullptr, hand_unchanged, nullptr,
-     nullptr, false},
+     empty_nothing, false},
     {Route::kDeviceBytes, "device-bytes", counters::Counter::kDeviceBytesSides, device_bytes_serve, nullptr, hand_bytes,
-     nullptr, nullptr, false},
+     nullptr, empty_nothing, false},
     {Route::kDeviceStaged, "device-staged", counters::Counter::kDeviceStagedSides, device_staged_serves,
      packed_staging_bytes, hand_packed, fill_packed, empty_packed, true},
     {Route::kHostSpan, "host-span", counters::Counter::kHostSpanSides, host_span_serves, span_staging_bytes, hand_span,
      fill_span, empty_span, false},
     {Route::kHostStaged, "host-staged", counters::Counter::kHostStagedSides, always, packed_staging_bytes, hand_packed,
      fill_packed, empty_packed, true},
+    {Route::kPeerInline, "peer-inline", counters::Counter::kPeerInlineSides, never, packed_bytes, hand_marker,
+     fill_inline, nullptr, false},
+    {Route::kPeerIpc, "peer-ipc", counters::Counter::kPeerIpcSides, never, nullptr, hand_marker, fill_nothing, nullptr,
+     false},
 };
 
 const Transport& transport_of(Route route) {
@@ -226,7 +253,7 @@ const Transport& transport_of(Route route) {
 const Transport& choose(const Pair& pair) {
   for (const Transport& transport : kTransports)
     if (transport.serves(pair)) return transport;
-  return kTransports[std::size(kTransports) - 1];
+  return transport_of(Route::kHostStaged);
 }
 
 }  // namespace
@@ -255,12 +282,18 @@ bool stages_empty_receives() { return kHoledReceiveStaging; }
 Status stage(const Message& message, const Call& call, MPI_Comm comm, Side* side) {
   const Pair pair{message, call, library_cuda_aware(), device_route_forced()};
   const Transport* transport = &choose(pair);
+  if (call.kind == Operation::Kind::kSend) {
+    const Route peer_route = peers::route_for_send(message, call, comm);
+    if (peer_route != Route::kForward) transport = &transport_of(peer_route);
+  }
+  const bool peer_send = transport->route == Route::kPeerInline || transport->route == Route::kPeerIpc;
+  const bool watched = call.kind == Operation::Kind::kReceive && peers::watches(comm, message.bytes());
   if (transport->route != Route::kForward && message.bytes() > INT_MAX) {
     GDDT_LOG(kError, "a message of %lld packed bytes exceeds what one MPI_PACKED message can carry",
              static_cast<long long>(message.bytes()));
     return GDDT_ERR_COUNT;
   }
-  if (transport->staging_bytes == nullptr) {
+  if (transport->staging_bytes == nullptr && !peer_send && !watched) {
     counters::add(transport->sides, 1);
     return transport->hand(message, call, nullptr, side);
   }
@@ -269,9 +302,16 @@ Status stage(const Message& message, const Call& call, MPI_Comm comm, Side* side
   operation->route = transport->route;
   operation->message = message;
   operation->comm = comm;
+  operation->watches_markers = watched;
+  if (peer_send) {
+    operation->peer = std::make_unique<PeerSend>();
+    operation->peer->dest = call.peer;
+    operation->peer->tag = call.tag;
+  }
   // Device staging that cannot be had falls back to host staging (the route changes).
-  GDDT_CHECK(
-      operation->staging.acquire(&operation->route, message.kind.device, transport->staging_bytes(message, call)));
+  if (transport->staging_bytes != nullptr)
+    GDDT_CHECK(
+        operation->staging.acquire(&operation->route, message.kind.device, transport->staging_bytes(message, call)));
   transport = &transport_of(operation->route);
   GDDT_LOG(kDebug, "%s of %lld bytes (%s): %s", call.kind == Operation::Kind::kSend ? "send" : "receive",
            static_cast<long long>(message.bytes()), gddt_memory_type_name(message.kind.type), transport->name);

@@ -24,6 +24,12 @@ struct Call {
   bool cpu_copied = false;
   // The receive half of an MPI_Isendrecv (transport.cpp: MPICH's status of it is empty).
   bool exchange_receive = false;
+  // Sends: the destination and tag (the peer protocol's header goes there too), and whether the send
+  // may complete only once the receiver has read the user's buffer (plain blocking and nonblocking
+  // sends, not persistent or buffered ones, or halves of an exchange).
+  int peer = MPI_PROC_NULL;
+  int tag = 0;
+  bool ipc_allowed = false;
 };
 
 // One side of a call as the MPI library will see it: the user's own arguments when the message is

@@ -421,14 +421,15 @@ void freed_receive_lands(const Context& context, const TypeCatalog& types) {
 
 // gddt counts what it does (gddt_counter, looked up so that a preloaded gddt serves too): every
 // side of a derived-type message it examines counts once, and a receive it stages (every
-// memory kind, GDDT_P2P_HOST=gddt) counts as staged; an unknown name is refused.
+// memory kind, GDDT_P2P_HOST=gddt) counts as staged (a send of the peer protocol counts as its
+// plane); an unknown name is refused.
 void counters_count_sides(const Context& context, const TypeCatalog& types) {
   using CounterFunction = int (*)(const char*, long long*);
   const auto counter = reinterpret_cast<CounterFunction>(dlsym(RTLD_DEFAULT, "gddt_counter"));
   expect(counter != nullptr, "gddt_counter is exported");
   if (counter == nullptr) return;
-  const char* const staged[] = {"p2p.device-bytes.sides", "p2p.device-staged.sides",
-                                "p2p.host-span.sides", "p2p.host-staged.sides"};
+  const char* const staged[] = {"p2p.device-bytes.sides", "p2p.device-staged.sides", "p2p.host-span.sides",
+                                "p2p.host-staged.sides", "p2p.peer-inline.sides", "p2p.peer-ipc.sides"};
   auto sum = [&](bool with_forward) {
     long long total = 0, value = 0;
     for (const char* name : staged) total += counter(name, &value) == 0 ? value : 0;

@@ -1,0 +1,751 @@
+#include "protocol/peers.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <tuple>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/counters.hpp"
+#include "core/log.hpp"
+#include "pack/backend.hpp"
+#include "type/layout_wire.hpp"
+
+namespace gddt::protocol {
+
+namespace peers {
+
+std::atomic<bool> detail::active{false};
+
+namespace {
+
+// --- the node's table in shared memory ---
+
+constexpr int kMostLocal = 512;
+constexpr int kMostGpus = 8;
+
+enum Seal : int { kUnsealed = 0, kAllGddt = 1, kRaw = 2 };
+
+struct NodeEntry {
+  std::atomic<int> world_rank_plus_one;  // 0 until the process has passed MPI_Init
+  int gpus;
+  gpu::DeviceUuid uuids[kMostGpus];  // the GPUs the process sees, written before its world rank
+};
+
+struct NodeTable {
+  std::atomic<int> seal;
+  std::atomic<int> registered;
+  std::atomic<int> departed;
+  NodeEntry entries[kMostLocal];
+};
+
+struct Node {
+  NodeTable* table = nullptr;
+  std::string name;
+  int slot = -1;
+  int local_size = 0;
+  bool all_gddt = false;
+  std::unordered_map<int, int> slot_of_world_rank;  // the node's processes
+};
+
+Node& node() {
+  static Node* instance = new Node;
+  return *instance;
+}
+
+// The number of processes the launcher started on this node; 0 when it does not say.
+int launcher_local_size() {
+  for (const char* variable : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMI_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"}) {
+    const char* value = std::getenv(variable);
+    if (value != nullptr && std::atoi(value) > 0) return std::atoi(value);
+  }
+  return 0;
+}
+
+// The job's processes of a node share their parent (the launcher's daemon on the node); its start
+// time tells apart daemons whose process ids were reused.
+std::string node_table_name() {
+  const pid_t parent = getppid();
+  std::ifstream stat("/proc/" + std::to_string(parent) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  std::string started = "0";
+  const std::size_t close = text.rfind(')');
+  if (close != std::string::npos) {
+    // Fields after the command name: state is field 3, the start time field 22.
+    std::size_t position = close + 2;
+    for (int field = 3; field < 22 && position != std::string::npos; ++field) position = text.find(' ', position) + 1;
+    if (position != std::string::npos) started = text.substr(position, text.find(' ', position) - position);
+  }
+  return "/gddt-peers-" + std::to_string(getuid()) + "-" + std::to_string(parent) + "-" + started;
+}
+
+bool protocol_wanted() {
+  return config::peers() == config::Peers::kAuto && !config::settings().disable &&
+         (gpu::available() || host_through_gddt());
+}
+
+// --- agreed communicators and their private twins ---
+
+struct Channel {
+  MPI_Comm headers = MPI_COMM_NULL;  // headers, tagged with the user's tag
+  MPI_Comm data = MPI_COMM_NULL;     // completions, tagged with the transfer
+  std::vector<int> slot_of_rank;     // each rank's entry in the node table
+  int rank = 0;                      // this process's
+  std::atomic<std::uint64_t> next_sequence{0};  // of this process's markers on the communicator
+  std::mutex stash_mutex;
+  // Headers taken off the header twin before their markers were resolved, by (source, tag,
+  // sequence): receives complete, and are resolved, in any order.
+  std::map<std::tuple<int, int, std::uint64_t>, std::vector<char>> stash;
+};
+
+struct Channels {
+  std::shared_mutex mutex;
+  std::unordered_map<std::uint64_t, std::unique_ptr<Channel>> of_comm;
+};
+
+Channels& channels() {
+  static Channels* instance = new Channels;
+  return *instance;
+}
+
+std::uint64_t key_of(MPI_Comm comm) {
+  std::uint64_t key = 0;
+  std::memcpy(&key, &comm, sizeof comm);
+  return key;
+}
+
+Channel* channel_of(MPI_Comm comm) {
+  if (!active() || comm == MPI_COMM_NULL) return nullptr;
+  Channels& all = channels();
+  std::shared_lock<std::shared_mutex> lock(all.mutex);
+  auto found = all.of_comm.find(key_of(comm));
+  return found == all.of_comm.end() ? nullptr : found->second.get();
+}
+
+void free_channel(Channel& channel) {
+  PMPI_Comm_free(&channel.headers);
+  PMPI_Comm_free(&channel.data);
+}
+
+// Collective over `comm`: every member decides alike, from the node table they share.
+void agree(MPI_Comm comm) {
+  Node& n = node();
+  if (!n.all_gddt || comm == MPI_COMM_NULL) return;
+  int inter = 0;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return;
+  int size = 0;
+  PMPI_Comm_size(comm, &size);
+  MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+  PMPI_Comm_group(comm, &group);
+  PMPI_Comm_group(MPI_COMM_WORLD, &world);
+  std::vector<int> ranks(static_cast<std::size_t>(size)), world_ranks(static_cast<std::size_t>(size));
+  for (int i = 0; i < size; ++i) ranks[static_cast<std::size_t>(i)] = i;
+  const int translated = PMPI_Group_translate_ranks(group, size, ranks.data(), world, world_ranks.data());
+  PMPI_Group_free(&group);
+  PMPI_Group_free(&world);
+  if (translated != MPI_SUCCESS) return;
+  auto channel = std::make_unique<Channel>();
+  for (int world_rank : world_ranks) {
+    auto found = n.slot_of_world_rank.find(world_rank);
+    if (found == n.slot_of_world_rank.end()) return;  // a process beyond this node
+    channel->slot_of_rank.push_back(found->second);
+  }
+  PMPI_Comm_rank(comm, &channel->rank);
+  if (PMPI_Comm_dup(comm, &channel->headers) != MPI_SUCCESS) return;
+  if (PMPI_Comm_dup(comm, &channel->data) != MPI_SUCCESS) {
+    PMPI_Comm_free(&channel->headers);
+    return;
+  }
+  PMPI_Comm_set_errhandler(channel->headers, MPI_ERRORS_RETURN);
+  PMPI_Comm_set_errhandler(channel->data, MPI_ERRORS_RETURN);
+  Channels& all = channels();
+  std::unique_lock<std::shared_mutex> lock(all.mutex);
+  all.of_comm[key_of(comm)] = std::move(channel);
+  detail::active.store(true, std::memory_order_relaxed);
+}
+
+// --- requests that outlive their sends ---
+
+struct Lingering {
+  std::mutex mutex;
+  std::atomic<bool> any{false};
+  std::vector<std::pair<MPI_Request, std::vector<char>>> requests;
+};
+
+Lingering& lingering() {
+  static Lingering* instance = new Lingering;
+  return *instance;
+}
+
+void linger(MPI_Request* request, std::vector<char>* buffer) {
+  if (*request == MPI_REQUEST_NULL) return;
+  int done = 0;
+  if (PMPI_Test(request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done) return;
+  Lingering& l = lingering();
+  std::lock_guard<std::mutex> lock(l.mutex);
+  l.requests.emplace_back(*request, std::move(*buffer));
+  l.any.store(true, std::memory_order_release);
+  *request = MPI_REQUEST_NULL;
+}
+
+void complete_lingering(bool wait) {
+  Lingering& l = lingering();
+  if (!l.any.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(l.mutex);
+  auto& requests = l.requests;
+  requests.erase(std::remove_if(requests.begin(), requests.end(),
+                                [wait](auto& entry) {
+                                  int done = 0;
+                                  if (wait) return PMPI_Wait(&entry.first, MPI_STATUS_IGNORE) == MPI_SUCCESS || true;
+                                  return PMPI_Test(&entry.first, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || done;
+                                }),
+                 requests.end());
+  l.any.store(!requests.empty(), std::memory_order_release);
+}
+
+// --- the header ---
+
+enum class Plane : std::uint8_t { kInline = 1, kIpc = 2 };
+
+constexpr std::uint32_t kMagic = 0x67646470;  // "gddp"
+
+struct Header {
+  std::uint32_t magic = kMagic;
+  Plane plane = Plane::kInline;
+  std::int32_t transfer = 0;
+  std::uint64_t sequence = 0;  // the marker's
+  std::int64_t bytes = 0;  // packed bytes of the message
+  // CUDA IPC: where the sender's elements are, and how many of its layout (appended after the header).
+  std::int64_t count = 0;
+  std::int64_t offset = 0;  // of the user's buffer pointer in the allocation
+  std::uint64_t buffer_id = 0;
+  std::int32_t pid = 0;
+  std::uint64_t base = 0;  // the allocation's address in the sender (a message to itself reads there)
+  gpu::DeviceUuid uuid;
+  unsigned char handle[gpu::kIpcHandleBytes] = {};
+};
+
+std::atomic<std::uint32_t> next_transfer{0};
+
+// Tags of completion messages: every value a library must allow (MPI_TAG_UB >= 32767).
+int new_transfer() { return static_cast<int>(next_transfer.fetch_add(1, std::memory_order_relaxed) % 32767u) + 1; }
+
+// --- CUDA IPC caches ---
+
+struct Exports {
+  std::mutex mutex;
+  std::unordered_map<std::uint64_t, gpu::IpcExport> by_buffer;  // allocation ids never recur
+};
+
+Exports& exports() {
+  static Exports* instance = new Exports;
+  return *instance;
+}
+
+Status export_of(const void* pointer, gpu::IpcExport* exported) {
+  std::uint64_t id = 0;
+  GDDT_CHECK(gpu::buffer_id(pointer, &id));
+  Exports& e = exports();
+  {
+    std::lock_guard<std::mutex> lock(e.mutex);
+    auto found = e.by_buffer.find(id);
+    if (found != e.by_buffer.end()) {
+      *exported = found->second;
+      return GDDT_OK;
+    }
+  }
+  GDDT_CHECK(gpu::ipc_export(pointer, exported));
+  std::lock_guard<std::mutex> lock(e.mutex);
+  e.by_buffer[exported->buffer_id] = *exported;
+  return GDDT_OK;
+}
+
+// Mappings of other processes' allocations, keyed by process and allocation id. A mapping keeps
+// the sender's memory allocated after it frees it, so only so many stay open.
+struct Mapping {
+  int device = -1;
+  void* base = nullptr;
+  std::uint64_t last_use = 0;
+};
+constexpr std::size_t kMostMappings = 64;
+
+struct Mappings {
+  std::mutex mutex;
+  std::map<std::pair<std::int32_t, std::uint64_t>, Mapping> open;
+  std::uint64_t uses = 0;
+};
+
+Mappings& mappings() {
+  static Mappings* instance = new Mappings;
+  return *instance;
+}
+
+Status mapping_of(const Header& header, int device, void** base) {
+  Mappings& m = mappings();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  const auto key = std::make_pair(header.pid, header.buffer_id);
+  auto found = m.open.find(key);
+  if (found != m.open.end()) {
+    found->second.last_use = ++m.uses;
+    *base = found->second.base;
+    return GDDT_OK;
+  }
+  if (m.open.size() >= kMostMappings) {
+    auto oldest = std::min_element(m.open.begin(), m.open.end(), [](const auto& a, const auto& b) {
+      return a.second.last_use < b.second.last_use;
+    });
+    gpu::ipc_close(oldest->second.device, oldest->second.base);
+    m.open.erase(oldest);
+  }
+  GDDT_CHECK(gpu::ipc_open(header.handle, device, base));
+  m.open[key] = Mapping{device, *base, ++m.uses};
+  return GDDT_OK;
+}
+
+void close_mappings() {
+  Mappings& m = mappings();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  for (auto& entry : m.open) gpu::ipc_close(entry.second.device, entry.second.base);
+  m.open.clear();
+}
+
+// Layouts of other processes, parsed once: the CUDA backend keeps its tables on the layout object.
+struct RemoteLayouts {
+  std::mutex mutex;
+  std::map<std::string, std::shared_ptr<const type::Layout>> parsed;
+};
+constexpr std::size_t kMostRemoteLayouts = 256;
+
+RemoteLayouts& remote_layouts() {
+  static RemoteLayouts* instance = new RemoteLayouts;
+  return *instance;
+}
+
+Status remote_layout(const char* data, std::size_t size, std::shared_ptr<const type::Layout>* layout) {
+  std::string key(data, size);
+  RemoteLayouts& r = remote_layouts();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto found = r.parsed.find(key);
+  if (found != r.parsed.end()) {
+    *layout = found->second;
+    return GDDT_OK;
+  }
+  auto parsed = std::make_shared<type::Layout>();
+  std::size_t used = 0;
+  GDDT_CHECK(type::read_layout(data, size, parsed.get(), &used));
+  if (r.parsed.size() >= kMostRemoteLayouts) r.parsed.clear();
+  r.parsed.emplace(std::move(key), parsed);
+  *layout = parsed;
+  return GDDT_OK;
+}
+
+// Whether the process at `slot` of the node table sees GPU `uuid`.
+bool sees_gpu(int slot, const gpu::DeviceUuid& uuid) {
+  const NodeEntry& entry = node().table->entries[slot];
+  for (int i = 0; i < std::min(entry.gpus, kMostGpus); ++i)
+    if (entry.uuids[i] == uuid) return true;
+  return false;
+}
+
+// --- receiving ---
+
+// Receives the next header from (source, tag) off the header twin (sent before its marker, so it
+// is there or on its way).
+Status receive_header(Channel& channel, int source, int tag, std::vector<char>* header) {
+  MPI_Message message = MPI_MESSAGE_NULL;
+  MPI_Status status;
+  if (PMPI_Mprobe(source, tag, channel.headers, &message, &status) != MPI_SUCCESS) return GDDT_ERR_MPI;
+  int bytes = 0;
+  PMPI_Get_count(&status, MPI_BYTE, &bytes);
+  header->resize(static_cast<std::size_t>(std::max(bytes, 1)));
+  if (PMPI_Mrecv(header->data(), bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE) != MPI_SUCCESS) return GDDT_ERR_MPI;
+  header->resize(static_cast<std::size_t>(bytes));
+  return header->size() < sizeof(Header) ? GDDT_ERR_INTERNAL : GDDT_OK;
+}
+
+std::uint64_t sequence_of(const std::vector<char>& header) {
+  Header fields;
+  std::memcpy(&fields, header.data(), sizeof fields);
+  return fields.sequence;
+}
+
+// The header of the marker `sequence` from (source, tag): from the stash, else off the header twin,
+// stashing the headers of other markers met on the way.
+Status take_header(Channel& channel, int source, int tag, std::uint64_t sequence, std::vector<char>* header) {
+  std::lock_guard<std::mutex> lock(channel.stash_mutex);
+  auto found = channel.stash.find({source, tag, sequence});
+  if (found != channel.stash.end()) {
+    *header = std::move(found->second);
+    channel.stash.erase(found);
+    return GDDT_OK;
+  }
+  for (;;) {
+    GDDT_CHECK(receive_header(channel, source, tag, header));
+    const std::uint64_t met = sequence_of(*header);
+    if (met == sequence) return GDDT_OK;
+    channel.stash[{source, tag, met}] = std::move(*header);
+  }
+}
+
+// The sequence number a marker carries; the marker's bytes are where the library put them.
+Status read_marker(const Operation& operation, std::uint64_t* sequence) {
+  char marker[kMarkerBytes];
+  const Message& message = operation.message;
+  switch (operation.route) {
+    case Route::kHostStaged:
+    case Route::kDeviceStaged:
+      if (operation.staging.kind().type == GDDT_MEMORY_DEVICE) {
+        gpu::DeviceGuard guard(operation.staging.kind().device);
+        gpu::Stream stream = nullptr;
+        GDDT_CHECK(gpu::library_stream(operation.staging.kind().device, &stream));
+        GDDT_CHECK(gpu::memcpy_async(marker, operation.staging.data(), kMarkerBytes, stream));
+        GDDT_CHECK(gpu::stream_synchronize(stream));
+      } else {
+        std::memcpy(marker, operation.staging.data(), kMarkerBytes);
+      }
+      break;
+    case Route::kDeviceBytes: {
+      gpu::DeviceGuard guard(message.kind.device);
+      gpu::Stream stream = nullptr;
+      GDDT_CHECK(gpu::library_stream(message.kind.device, &stream));
+      GDDT_CHECK(gpu::memcpy_async(marker, message.first_byte(), kMarkerBytes, stream));
+      GDDT_CHECK(gpu::stream_synchronize(stream));
+      break;
+    }
+    case Route::kHostSpan:
+    case Route::kForward: {
+      // The library laid the marker out by the receive's typemap, in host memory.
+      const char* typed = operation.route == Route::kForward
+                              ? static_cast<const char*>(message.buffer)
+                              : static_cast<const char*>(operation.staging.data()) - message.span_lb();
+      GDDT_CHECK(pack::host_backend().pack(pack::Window{message.layout.get(), message.count, 0, kMarkerBytes}, typed,
+                                           marker, nullptr));
+      break;
+    }
+    default:
+      return GDDT_ERR_INTERNAL;
+  }
+  std::memcpy(sequence, marker, sizeof *sequence);
+  return GDDT_OK;
+}
+
+// Unpacks `bytes` packed bytes at `packed` (host memory) into the receive's buffer.
+Status unpack_host_bytes(Operation& operation, const char* packed, std::int64_t bytes) {
+  Staging landing;
+  Route route = Route::kHostStaged;
+  GDDT_CHECK(landing.acquire(&route, -1, bytes));
+  std::memcpy(landing.data(), packed, static_cast<std::size_t>(bytes));
+  return unpack_message(operation.message, landing, bytes, nullptr, meanwhile_for(operation), operation.ordering);
+}
+
+// Reads `bytes` of the sender's elements through CUDA IPC into the receive's buffer: straight into
+// it where it is contiguous device memory of the same GPU, else through device scratch there.
+Status pull(Operation& operation, const Header& header, const char* layout_data, std::size_t layout_size,
+            std::int64_t bytes) {
+  const int device = gpu::device_of(header.uuid);
+  if (device < 0) return GDDT_ERR_NO_DEVICE;
+  std::shared_ptr<const type::Layout> layout;
+  GDDT_CHECK(remote_layout(layout_data, layout_size, &layout));
+  void* base = reinterpret_cast<void*>(static_cast<std::uintptr_t>(header.base));
+  if (header.pid != static_cast<std::int32_t>(getpid())) GDDT_CHECK(mapping_of(header, device, &base));
+  const char* typed = static_cast<const char*>(base) + header.offset;
+  gpu::DeviceGuard guard(device);
+  gpu::Stream stream = nullptr;
+  GDDT_CHECK(gpu::library_stream(device, &stream));
+  const pack::Window window{layout.get(), header.count, 0, bytes};
+  const Message& message = operation.message;
+  if (message.contiguous() && message.kind.type == GDDT_MEMORY_DEVICE && message.kind.device == device) {
+    GDDT_CHECK(pack::cuda_backend().pack(window, typed, message.first_byte(), stream));
+    GDDT_CHECK(gpu::stream_synchronize(stream));
+  } else {
+    Staging landing;
+    Route route = Route::kDeviceStaged;
+    GDDT_CHECK(landing.acquire(&route, device, bytes));
+    GDDT_CHECK(pack::cuda_backend().pack(window, typed, landing.data(), stream));
+    GDDT_CHECK(gpu::stream_synchronize(stream));
+    GDDT_CHECK(unpack_message(message, landing, bytes, nullptr, meanwhile_for(operation), operation.ordering));
+  }
+  counters::add(counters::Counter::kPeerIpcBytes, bytes);
+  return GDDT_OK;
+}
+
+}  // namespace
+
+// --- setting up and tearing down ---
+
+void before_init() {
+  if (!protocol_wanted()) return;
+  Node& n = node();
+  n.local_size = launcher_local_size();
+  if (n.local_size <= 0 || n.local_size > kMostLocal) return;
+  n.name = node_table_name();
+  const int fd = shm_open(n.name.c_str(), O_CREAT | O_RDWR, 0600);
+  if (fd < 0) return;
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && st.st_size < static_cast<off_t>(sizeof(NodeTable))) {
+    if (ftruncate(fd, sizeof(NodeTable)) != 0) {
+      close(fd);
+      return;
+    }
+  }
+  void* mapped = mmap(nullptr, sizeof(NodeTable), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (mapped == MAP_FAILED) return;
+  n.table = static_cast<NodeTable*>(mapped);
+  n.slot = n.table->registered.fetch_add(1);
+  if (n.slot >= kMostLocal) n.slot = -1;
+}
+
+void after_init() {
+  Node& n = node();
+  if (n.table == nullptr || n.slot < 0) return;
+  NodeEntry& mine = n.table->entries[n.slot];
+  mine.gpus = 0;
+  for (int device = 0; gpu::available() && device < std::min(gpu::device_count(), kMostGpus); ++device)
+    if (gpu::device_uuid(device, &mine.uuids[mine.gpus]) == GDDT_OK) ++mine.gpus;
+  int world_rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  mine.world_rank_plus_one.store(world_rank + 1, std::memory_order_release);
+  // MPI_Init returned, so every process of the job entered it, each registered before: a count
+  // short of the launcher's is a process without gddt (or with the protocol off).
+  int expected = kUnsealed;
+  const int verdict = n.table->registered.load() == n.local_size ? kAllGddt : kRaw;
+  n.table->seal.compare_exchange_strong(expected, verdict);
+  n.all_gddt = n.table->seal.load() == kAllGddt;
+  if (!n.all_gddt) {
+    GDDT_LOG(kInfo, "peer protocol off: not every process of this node runs gddt with GDDT_PEERS=auto");
+    return;
+  }
+  for (int slot = 0; slot < n.local_size; ++slot) {
+    int rank_plus_one = 0;
+    while ((rank_plus_one = n.table->entries[slot].world_rank_plus_one.load(std::memory_order_acquire)) == 0)
+      sched_yield();
+    n.slot_of_world_rank[rank_plus_one - 1] = slot;
+  }
+  agree(MPI_COMM_WORLD);
+}
+
+void on_comm_created(MPI_Comm comm) { agree(comm); }
+
+void on_comm_freed(MPI_Comm comm) {
+  if (!active() || comm == MPI_COMM_NULL) return;
+  std::unique_ptr<Channel> channel;
+  {
+    Channels& all = channels();
+    std::unique_lock<std::shared_mutex> lock(all.mutex);
+    auto found = all.of_comm.find(key_of(comm));
+    if (found == all.of_comm.end()) return;
+    channel = std::move(found->second);
+    all.of_comm.erase(found);
+  }
+  free_channel(*channel);
+}
+
+void finalize() {
+  complete_lingering(true);
+  {
+    Channels& all = channels();
+    std::unique_lock<std::shared_mutex> lock(all.mutex);
+    for (auto& entry : all.of_comm) free_channel(*entry.second);
+    all.of_comm.clear();
+    detail::active.store(false, std::memory_order_relaxed);
+  }
+  close_mappings();
+  Node& n = node();
+  if (n.table == nullptr) return;
+  if (n.table->departed.fetch_add(1) + 1 == n.table->registered.load()) shm_unlink(n.name.c_str());
+  munmap(n.table, sizeof(NodeTable));
+  n.table = nullptr;
+}
+
+bool node_agreed() { return node().all_gddt; }
+
+void progress() { complete_lingering(false); }
+
+// --- sending ---
+
+bool agreed(MPI_Comm comm) { return channel_of(comm) != nullptr; }
+
+bool watches(MPI_Comm comm, std::int64_t capacity) {
+  return active() && capacity >= kMarkerBytes && channel_of(comm) != nullptr;
+}
+
+Route route_for_send(const Message& message, const Call& call, MPI_Comm comm) {
+  if (!active() || call.peer < 0 || message.bytes() < kMarkerBytes) return Route::kForward;
+  Channel* channel = channel_of(comm);
+  if (channel == nullptr || call.peer >= static_cast<int>(channel->slot_of_rank.size())) return Route::kForward;
+  // To itself a send could not complete before its receive is posted, as small ones must.
+  if (call.ipc_allowed && call.peer != channel->rank && message.kind.type == GDDT_MEMORY_DEVICE && config::ipc() == config::Ipc::kAuto) {
+    gpu::DeviceUuid uuid;
+    if (gpu::device_uuid(message.kind.device, &uuid) == GDDT_OK &&
+        sees_gpu(channel->slot_of_rank[static_cast<std::size_t>(call.peer)], uuid))
+      return Route::kPeerIpc;
+  }
+  const bool small = static_cast<std::uint64_t>(message.bytes()) <= config::settings().peer_inline_max;
+  if (message.bytes() == kMarkerBytes || (host_through_gddt() && small)) return Route::kPeerInline;
+  return Route::kForward;
+}
+
+namespace {
+
+// Gives the send's marker the next sequence number of the communicator.
+std::uint64_t stamp_marker(Channel& channel, PeerSend* send) {
+  const std::uint64_t sequence = channel.next_sequence.fetch_add(1, std::memory_order_relaxed);
+  std::memcpy(send->marker.data(), &sequence, sizeof sequence);
+  send->marker[sizeof sequence] = 'g';
+  return sequence;
+}
+
+}  // namespace
+
+Status post_inline_header(Operation& operation) {
+  PeerSend& send = *operation.peer;
+  Channel* channel = channel_of(operation.comm);
+  if (channel == nullptr) return GDDT_ERR_INTERNAL;
+  GDDT_CHECK(pack_message(operation.message, operation.staging, meanwhile_for(operation)));
+  linger(&send.header_request, &send.header);  // a persistent send's previous start
+  Header header;
+  header.plane = Plane::kInline;
+  header.bytes = operation.message.bytes();
+  header.sequence = stamp_marker(*channel, &send);
+  send.header.resize(sizeof header + static_cast<std::size_t>(header.bytes));
+  std::memcpy(send.header.data(), &header, sizeof header);
+  std::memcpy(send.header.data() + sizeof header, operation.staging.data(), static_cast<std::size_t>(header.bytes));
+  return PMPI_Isend(send.header.data(), static_cast<int>(send.header.size()), MPI_BYTE, send.dest, send.tag,
+                    channel->headers, &send.header_request) == MPI_SUCCESS
+             ? GDDT_OK
+             : GDDT_ERR_MPI;
+}
+
+Status post_ipc(Operation& operation, MPI_Request* request) {
+  PeerSend& send = *operation.peer;
+  const Message& message = operation.message;
+  Channel* channel = channel_of(operation.comm);
+  if (channel == nullptr) return GDDT_ERR_INTERNAL;
+  gpu::IpcExport exported;
+  const char* first = static_cast<const char*>(message.buffer) + message.span_lb();
+  GDDT_CHECK(export_of(first, &exported));
+  {
+    // The receiver reads the buffer on a stream of its own: what the user queued on the legacy
+    // default stream before the call (which gddt's own packs are ordered after) must be done.
+    gpu::DeviceGuard guard(message.kind.device);
+    GDDT_CHECK(gpu::stream_synchronize(gpu::legacy_stream()));
+  }
+  Header header;
+  header.plane = Plane::kIpc;
+  header.sequence = stamp_marker(*channel, &send);
+  header.transfer = send.transfer = new_transfer();
+  header.bytes = message.bytes();
+  header.count = message.count;
+  header.pid = static_cast<std::int32_t>(getpid());
+  header.buffer_id = exported.buffer_id;
+  header.base = exported.base;
+  header.offset = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(message.buffer) - exported.base);
+  GDDT_CHECK(gpu::device_uuid(exported.device, &header.uuid));
+  std::memcpy(header.handle, exported.handle, sizeof header.handle);
+  send.header.resize(sizeof header);
+  std::memcpy(send.header.data(), &header, sizeof header);
+  type::append_layout(*message.layout, &send.header);
+  if (PMPI_Isend(send.header.data(), static_cast<int>(send.header.size()), MPI_BYTE, send.dest, send.tag,
+                 channel->headers, &send.header_request) != MPI_SUCCESS ||
+      PMPI_Isend(send.marker.data(), kMarkerBytes, MPI_BYTE, send.dest, send.tag, operation.comm,
+                 &send.marker_request) != MPI_SUCCESS ||
+      PMPI_Issend(nullptr, 0, MPI_BYTE, send.dest, send.transfer, channel->data, request) != MPI_SUCCESS)
+    return GDDT_ERR_MPI;
+  return GDDT_OK;
+}
+
+// --- receiving ---
+
+Status resolve(Operation& operation, const MPI_Status& status, bool* handled) {
+  *handled = false;
+  int count = 0;
+  if (PMPI_Get_count(&status, MPI_BYTE, &count) != MPI_SUCCESS || count != kMarkerBytes || status.MPI_SOURCE < 0)
+    return GDDT_OK;
+  Channel* channel = channel_of(operation.comm);
+  if (channel == nullptr) return GDDT_OK;
+  *handled = true;
+  counters::add(counters::Counter::kPeerMarkers, 1);
+  std::uint64_t sequence = 0;
+  GDDT_CHECK(read_marker(operation, &sequence));
+  std::vector<char> bytes;
+  GDDT_CHECK(take_header(*channel, status.MPI_SOURCE, status.MPI_TAG, sequence, &bytes));
+  Header header;
+  std::memcpy(&header, bytes.data(), sizeof header);
+  if (header.magic != kMagic) return GDDT_ERR_INTERNAL;
+  const std::int64_t capacity = operation.message.bytes();
+  const std::int64_t moved = std::min(header.bytes, capacity);
+  const bool truncated = header.bytes > capacity;
+  GDDT_LOG(kDebug, "marker from %d tag %d: %lld bytes by %s into %lld", status.MPI_SOURCE, status.MPI_TAG,
+           static_cast<long long>(header.bytes), header.plane == Plane::kInline ? "header" : "CUDA IPC",
+           static_cast<long long>(capacity));
+  operation.status_bytes = moved;
+  Status outcome = GDDT_OK;
+  if (header.plane == Plane::kInline) {
+    if (bytes.size() < sizeof header + static_cast<std::size_t>(header.bytes)) return GDDT_ERR_INTERNAL;
+    if (!truncated && moved > 0) outcome = unpack_host_bytes(operation, bytes.data() + sizeof header, moved);
+  } else {
+    if (!truncated && moved > 0)
+      outcome = pull(operation, header, bytes.data() + sizeof header, bytes.size() - sizeof header, moved);
+    // The sender completes once this is received, whatever became of the data.
+    if (PMPI_Recv(nullptr, 0, MPI_BYTE, status.MPI_SOURCE, header.transfer, channel->data, MPI_STATUS_IGNORE) !=
+        MPI_SUCCESS)
+      return GDDT_ERR_MPI;
+  }
+  if (is_error(outcome)) return outcome;
+  return truncated ? GDDT_ERR_TRUNCATE : GDDT_OK;
+}
+
+// The marker a probe found is the oldest one from its source and tag whose header no receive took
+// yet, once the receives that matched earlier markers have been resolved: a message the probe sees
+// matched no receive posted before it, so every earlier marker of that source and tag went to a
+// receive posted before (under MPI_THREAD_MULTIPLE, receives other threads have not completed yet
+// are the exception).
+void correct_probe(MPI_Comm comm, MPI_Status* status) {
+  if (status == MPI_STATUS_IGNORE || !active()) return;
+  int count = 0;
+  if (PMPI_Get_count(status, MPI_BYTE, &count) != MPI_SUCCESS || count != kMarkerBytes || status->MPI_SOURCE < 0)
+    return;
+  Channel* channel = channel_of(comm);
+  if (channel == nullptr) return;
+  // Under MPI_THREAD_MULTIPLE another thread may be completing those receives itself.
+  int level = MPI_THREAD_SINGLE;
+  PMPI_Query_thread(&level);
+  if (level != MPI_THREAD_MULTIPLE) requests::finish_arrived_markers(comm);
+  const int source = status->MPI_SOURCE, tag = status->MPI_TAG;
+  std::lock_guard<std::mutex> lock(channel->stash_mutex);
+  auto oldest = channel->stash.lower_bound({source, tag, 0});
+  if (oldest == channel->stash.end() || std::get<0>(oldest->first) != source || std::get<1>(oldest->first) != tag) {
+    std::vector<char> header;
+    if (receive_header(*channel, source, tag, &header) != GDDT_OK) return;
+    oldest = channel->stash.emplace(std::make_tuple(source, tag, sequence_of(header)), std::move(header)).first;
+  }
+  Header header;
+  std::memcpy(&header, oldest->second.data(), sizeof header);
+  PMPI_Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(header.bytes));
+}
+
+}  // namespace peers
+
+// A send's header and marker may still be in flight when its operation is done (the receiver took
+// the message; the library completes them at a later call).
+PeerSend::~PeerSend() {
+  peers::linger(&header_request, &header);
+  peers::linger(&marker_request, &marker);
+}
+
+}  // namespace gddt::protocol

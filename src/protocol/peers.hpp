@@ -1,0 +1,77 @@
+// The peer protocol: how gddt processes talk to each other when every process of a communicator
+// runs gddt. A message then leaves the MPI library's matching exactly as it was (a marker of
+// kMarkerBytes bytes goes on the user's communicator and tag, matched by MPI like any message)
+// while what it stands for travels on the communicator's private twins: its header (size, plane,
+// the sender's layout and CUDA IPC handle, or the packed bytes themselves) on the header twin with
+// the user's tag, sent before the marker, so that per source and tag the n-th marker matched and
+// the n-th header correspond; its completion on the data twin, with a tag of the transfer's own.
+//
+// Who is a peer is settled without any communication the MPI library would not do anyway, since a
+// process without gddt must never be asked to take part: every gddt process of a job registers in
+// a table in shared memory of its node before MPI_Init, and after MPI_Init (which synchronizes the
+// job's processes) the first one to look seals the node as "all gddt" when every local process
+// registered, else as "raw" for good. A communicator is agreed when its node is sealed "all gddt"
+// and all its processes are on that node; every member decides the same, and only then does each
+// duplicate it twice. Everything else (other communicators, intercommunicators, Fortran programs,
+// GDDT_PEERS=off anywhere on the node) keeps the raw format: one message of packed bytes.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+
+#include "protocol/requests.hpp"
+#include "protocol/transport.hpp"
+
+namespace gddt::protocol::peers {
+
+namespace detail {
+extern std::atomic<bool> active;
+}
+
+// True while some communicator is agreed: the MPI layer's fast paths then look further.
+inline bool active() { return detail::active.load(std::memory_order_relaxed); }
+
+// Before the library's MPI_Init / MPI_Init_thread: registers this process on its node.
+void before_init();
+// After it: seals the node and agrees on MPI_COMM_WORLD (collective over it).
+void after_init();
+// After the library made `comm` with a blocking constructor (collective over `comm`, which may be
+// MPI_COMM_NULL where this process is not a member).
+void on_comm_created(MPI_Comm comm);
+// Before the library frees `comm`.
+void on_comm_freed(MPI_Comm comm);
+// Before MPI_Finalize: completes what lingers and frees every private communicator.
+void finalize();
+
+// Whether `comm` is agreed: its messages between gddt processes may take the peer protocol.
+bool agreed(MPI_Comm comm);
+
+// Whether a receive of `capacity` packed bytes on `comm` may be handed a marker.
+bool watches(MPI_Comm comm, std::int64_t capacity);
+
+// The peer route of a send of `message` to `dest` on `comm` (kForward: the raw format). Only plain
+// nonblocking and blocking sends may take CUDA IPC (`call.ipc_allowed`).
+Route route_for_send(const Message& message, const Call& call, MPI_Comm comm);
+
+// The inline plane's fill: packs the message into the header and posts the header.
+Status post_inline_header(Operation& operation);
+// Posts a send of the CUDA IPC plane: header, marker, and the completion message, whose request
+// (complete once the receiver has read the buffer) is the user's.
+Status post_ipc(Operation& operation, MPI_Request* request);
+
+// Resolves a marker that completed `operation` (a watched receive) with `status`: moves the data it
+// stands for into the user's buffer and completes the transfer with the sender. *handled is false
+// when the message was no marker.
+Status resolve(Operation& operation, const MPI_Status& status, bool* handled);
+
+// A probe that found a marker reports the size of the message it stands for.
+void correct_probe(MPI_Comm comm, MPI_Status* status);
+
+// Completes the header and marker sends whose PeerSend is gone; cheap when there are none.
+void progress();
+
+// For gddt-info and tests: whether this process's node was sealed as all gddt.
+bool node_agreed();
+
+}  // namespace gddt::protocol::peers
