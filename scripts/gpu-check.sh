@@ -5,10 +5,12 @@
 # differential fuzzer and the point-to-point suite on device, managed, pinned and mixed
 # memory) against each, the demo, and the benchmarks. Logs and CSVs go to $OUT (or
 # ./gpu-check-out).
-#   bash scripts/gpu-check.sh [tests] [fuzz] [bench] [collectives] [fortran]
+#   bash scripts/gpu-check.sh [tests] [fuzz] [bench] [collectives] [fortran] [peers]
 # (default: the first four; tests includes fortran, the Fortran programs on every memory kind)
 # fuzz: the differential pack fuzzer with every buffer of a random memory kind, FUZZ_TYPES
 # types (default 100000) spread over FUZZ_RANKS ranks (default 4) on each MPI stack, seed printed.
+# peers: the point-to-point benchmark's vector and 3-D subarray cases with the peer protocol
+# (GDDT_PEERS=auto) and with the raw format (off), on each stack, with the device copy as ceiling.
 # PACK_BENCH_ARGS and P2P_BENCH_ARGS pass options to the pack and point-to-point benchmarks
 # (default: full sweeps); the halo exchange benchmark runs with its defaults.
 set -uo pipefail
@@ -107,6 +109,32 @@ if [[ $stages == *fuzz* ]]; then
         --mca pml ucx env GDDT_PACK_HOST=gddt) || status=1
   fi
 fi
+if [[ $stages == *peers* ]]; then
+  # peer_bench NAME BUILD LAUNCHER...
+  peer_bench() {
+    local name=$1 dir=$2 rc=0
+    shift 2
+    for peers in auto off; do
+      echo "=== peer protocol $peers ($name)"
+      "$@" -x GDDT_PEERS=$peers -x GDDT_STATS=1 "$dir/bench/gddt-bench" --types vector,subarray3d --blocks 4,64 \
+        --sizes 16:4M:16 --iterations 40 --warmup 5 --methods gddt,contig-device,contig-staged,d2d-copy \
+        --child-launcher "$* -x GDDT_PEERS=$peers" --csv "$out/peers-$peers-$name.csv" \
+        >"$out/peers-$peers-$name.txt" 2>&1 || rc=1
+      grep -v "stats:" "$out/peers-$peers-$name.txt" | tail -n 45
+      grep -m 8 -E "stats: (p2p.peer|peer\.)" "$out/peers-$peers-$name.txt"
+    done
+    echo "=== host 8-byte ping-pong without and with gddt ($name)"
+    "$@" "$dir/bench/gddt-bench-nolink" --host-pingpong 2>&1 | tail -n 1
+    "$@" -x LD_PRELOAD="$PWD/$dir/src/libgddt.so" "$dir/bench/gddt-bench-nolink" --host-pingpong 2>&1 | tail -n 1
+    return $rc
+  }
+  peer_bench system-mpi build/gpu-sysmpi mpiexec --allow-run-as-root -n 2 || status=1
+  if [[ -f .devdeps/cuda-mpi/env.sh ]]; then
+    (source .devdeps/cuda-mpi/env.sh &&
+      peer_bench cuda-mpi build/gpu-cudampi mpiexec -n 2 -x LD_LIBRARY_PATH -x UCX_MODULE_DIR --mca pml ucx) || status=1
+  fi
+fi
+
 if [[ $stages == *bench* ]]; then
   echo "=== how soon the host learns that a small kernel finished (us)"
   build/gpu-sysmpi/bench/completion_probe || status=1

@@ -419,7 +419,7 @@ Status device_uuid(int device, DeviceUuid* uuid) {
   using DeviceGet = CUresult (*)(CUdevice*, int);
   using DeviceGetUuid = CUresult (*)(CUuuid*, CUdevice);
   static const auto device_get = driver_function<DeviceGet>("cuDeviceGet");
-  static const auto get_uuid = driver_function<DeviceGetUuid>("cuDeviceGetUuid_v2");
+  static const auto get_uuid = driver_function<DeviceGetUuid>("cuDeviceGetUuid");
   CUdevice handle = 0;
   CUuuid raw{};
   if (device_get == nullptr || get_uuid == nullptr || device_get(&handle, device) != CUDA_SUCCESS ||
