@@ -9,8 +9,9 @@
 # (default: the first four; tests includes fortran, the Fortran programs on every memory kind)
 # fuzz: the differential pack fuzzer with every buffer of a random memory kind, FUZZ_TYPES
 # types (default 100000) spread over FUZZ_RANKS ranks (default 4) on each MPI stack, seed printed.
-# peers: the point-to-point benchmark's vector and 3-D subarray cases with the peer protocol
-# (GDDT_PEERS=auto) and with the raw format (off), on each stack, with the device copy as ceiling.
+# peers: the point-to-point benchmark's vector and 3-D subarray cases with the peer protocol and
+# CUDA IPC (GDDT_PEERS=auto GDDT_IPC=auto) and with the raw format (GDDT_PEERS=off), on each stack,
+# with the device copy as ceiling.
 # PACK_BENCH_ARGS and P2P_BENCH_ARGS pass options to the pack and point-to-point benchmarks
 # (default: full sweeps); the halo exchange benchmark runs with its defaults.
 set -uo pipefail
@@ -116,9 +117,9 @@ if [[ $stages == *peers* ]]; then
     shift 2
     for peers in auto off; do
       echo "=== peer protocol $peers ($name)"
-      "$@" -x GDDT_PEERS=$peers -x GDDT_STATS=1 "$dir/bench/gddt-bench" --types vector,subarray3d --blocks 4,64 \
+      "$@" -x GDDT_PEERS=$peers -x GDDT_IPC=auto -x GDDT_STATS=1 "$dir/bench/gddt-bench" --types vector,subarray3d --blocks 4,64 \
         --sizes 16:4M:16 --iterations 40 --warmup 5 --methods gddt,contig-device,contig-staged,d2d-copy \
-        --child-launcher "$* -x GDDT_PEERS=$peers" --csv "$out/peers-$peers-$name.csv" \
+        --child-launcher "$* -x GDDT_PEERS=$peers -x GDDT_IPC=auto" --csv "$out/peers-$peers-$name.csv" \
         >"$out/peers-$peers-$name.txt" 2>&1 || rc=1
       grep -v "stats:" "$out/peers-$peers-$name.txt" | tail -n 45
       grep -m 8 -E "stats: (p2p.peer|peer\.)" "$out/peers-$peers-$name.txt"

@@ -34,10 +34,10 @@ inline bool Irsend(const void* buf, int count, MPI_Datatype datatype, int, int, 
   return p2p::passes_through(buf, count, datatype);
 }
 inline bool Recv(void* buf, int count, MPI_Datatype datatype, int, int, MPI_Comm, MPI_Status*) {
-  return p2p::passes_through(buf, count, datatype);
+  return p2p::passes_through(buf, count, datatype, true);
 }
 inline bool Irecv(void* buf, int count, MPI_Datatype datatype, int, int, MPI_Comm, MPI_Request*) {
-  return p2p::passes_through(buf, count, datatype);
+  return p2p::passes_through(buf, count, datatype, true);
 }
 
 // Completion calls: no gddt operation is alive, so every request is the library's own; the

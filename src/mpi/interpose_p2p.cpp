@@ -60,12 +60,12 @@ int Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int 
   return p2p::isend(PMPI_Bsend_init, true, true, buf, count, datatype, dest, tag, comm, request);
 }
 int Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status* status) {
-  if (p2p::passes_through(buf, count, datatype)) return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
+  if (p2p::passes_through(buf, count, datatype, true)) return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
   return p2p::recv(buf, count, datatype, source, tag, comm, status);
 }
 
 int Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request* request) {
-  if (p2p::passes_through(buf, count, datatype)) return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
+  if (p2p::passes_through(buf, count, datatype, true)) return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
   return p2p::irecv(false, buf, count, datatype, source, tag, comm, request);
 }
 

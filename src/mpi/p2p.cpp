@@ -137,15 +137,10 @@ int ready_to_post(int prepared, Side* side) {
   return pack_outgoing(*side->operation);
 }
 
-// `ipc_allowed`: see Call.
-int prepare_send(bool cpu_copied, bool ipc_allowed, const void* buf, int count, MPI_Datatype datatype, int dest,
-                 int tag, MPI_Comm comm, Side* side) {
-  const Call call{Operation::Kind::kSend, cpu_copied, false, dest, tag, ipc_allowed};
+int prepare_send(bool cpu_copied, const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                 Side* side) {
+  const Call call{Operation::Kind::kSend, cpu_copied, false, dest, tag};
   return ready_to_post(prepare(call, buf, count, datatype, dest, comm, side), side);
-}
-
-bool takes_ipc(const Side& side) {
-  return side.operation && side.operation->route == protocol::Route::kPeerIpc;
 }
 
 // Queues the pack of a send where the GPU can be left running it (*stream is then the stream to
@@ -429,13 +424,8 @@ int send(BlockingSend call, bool buffered, const void* buf, int count, MPI_Datat
          MPI_Comm comm) {
   const BlockingCall blocking;
   Side side;
-  int rc = prepare_send(buffered, !buffered, buf, count, datatype, dest, tag, comm, &side);
+  int rc = prepare_send(buffered, buf, count, datatype, dest, tag, comm, &side);
   if (rc != MPI_SUCCESS) return rc;
-  if (takes_ipc(side)) {
-    MPI_Request request = MPI_REQUEST_NULL;
-    rc = raise(comm, protocol::peers::post_ipc(*side.operation, &request));
-    return rc == MPI_SUCCESS ? PMPI_Wait(&request, MPI_STATUS_IGNORE) : rc;
-  }
   return call(side.buffer, side.count, side.datatype, dest, tag, comm);
 }
 
@@ -443,7 +433,7 @@ int isend(RequestSend call, bool buffered, bool persistent, const void* buf, int
           int tag, MPI_Comm comm, MPI_Request* request) {
   protocol::deferred::advance_in_run();
   Side side;
-  const Call asked{Operation::Kind::kSend, buffered, false, dest, tag, !buffered && !persistent};
+  const Call asked{Operation::Kind::kSend, buffered, false, dest, tag};
   int rc = prepare(asked, buf, count, datatype, dest, comm, &side);
   if (!persistent) {
     // Persistent sends are only created here; MPI_Start posts them.
@@ -453,10 +443,7 @@ int isend(RequestSend call, bool buffered, bool persistent, const void* buf, int
     rc = ready_to_post(rc, &side);
   }
   if (rc != MPI_SUCCESS) return rc;
-  if (takes_ipc(side)) {
-    rc = raise(comm, protocol::peers::post_ipc(*side.operation, request));
-    return rc == MPI_SUCCESS ? track(std::move(side.operation), false, *request) : rc;
-  }
+
   rc = call(side.buffer, side.count, side.datatype, dest, tag, comm, request);
   if (rc == MPI_SUCCESS && side.operation) return track(std::move(side.operation), persistent, *request);
   return rc;
@@ -503,7 +490,7 @@ int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest
              int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   const BlockingCall blocking;
   Side out, in;
-  int rc = prepare_send(false, false, sendbuf, sendcount, sendtype, dest, sendtag, comm, &out);
+  int rc = prepare_send(false, sendbuf, sendcount, sendtype, dest, sendtag, comm, &out);
   if (rc == MPI_SUCCESS) rc = prepare(Call{Operation::Kind::kReceive}, recvbuf, recvcount, recvtype, source, comm, &in);
   if (rc != MPI_SUCCESS) return rc;
   return exchange(out, in, dest, sendtag, source, recvtag, comm, status);
@@ -513,7 +500,7 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int 
                      MPI_Comm comm, MPI_Status* status) {
   const BlockingCall blocking;
   Side out, in;
-  int rc = prepare_send(false, false, buf, count, datatype, dest, sendtag, comm, &out);
+  int rc = prepare_send(false, buf, count, datatype, dest, sendtag, comm, &out);
   if (rc == MPI_SUCCESS) rc = prepare(Call{Operation::Kind::kReceive}, buf, count, datatype, source, comm, &in);
   if (rc != MPI_SUCCESS) return rc;
   if (!out.operation && !in.operation)  // both sides are the same bytes, as the library sees them
@@ -543,7 +530,7 @@ int track_exchange(Side& out, Side& in, MPI_Request request) {
 int isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
               int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
   Side out, in;
-  int rc = prepare_send(false, false, sendbuf, sendcount, sendtype, dest, sendtag, comm, &out);
+  int rc = prepare_send(false, sendbuf, sendcount, sendtype, dest, sendtag, comm, &out);
   if (rc == MPI_SUCCESS)
     rc = prepare(Call{Operation::Kind::kReceive, false, true}, recvbuf, recvcount, recvtype, source, comm, &in);
   if (rc != MPI_SUCCESS) return rc;
@@ -556,7 +543,7 @@ int isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int des
 int isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
                       MPI_Comm comm, MPI_Request* request) {
   Side out, in;
-  int rc = prepare_send(true, false, buf, count, datatype, dest, sendtag, comm, &out);
+  int rc = prepare_send(true, buf, count, datatype, dest, sendtag, comm, &out);
   if (rc == MPI_SUCCESS)
     rc = prepare(Call{Operation::Kind::kReceive, false, true}, buf, count, datatype, source, comm, &in);
   if (rc != MPI_SUCCESS) return rc;

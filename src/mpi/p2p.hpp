@@ -34,11 +34,20 @@ extern std::atomic<Passage> passage;
 // rows (fast_path.hpp) among others, which must stay leaves: their tail calls then keep the
 // caller's arguments in place. So the named-type test looks at one slot only, and kAll is
 // tested apart, first, where it needs no register of its own.
-__attribute__((always_inline)) inline bool passes_through(const void* buf, int count, MPI_Datatype datatype) {
-  // Queued sends are started first; between gddt peers, the protocol may need a look at any message.
-  if (protocol::deferred::any() || protocol::peers::active()) return false;
+// Between gddt peers a send of exactly kMarkerBytes and a receive of kMarkerBytes or more need a
+// look (protocol/peers.hpp); other plain host traffic passes as ever.
+__attribute__((always_inline)) inline bool clear_of_markers(int count, MPI_Datatype datatype, bool receive) {
+  if (!protocol::peers::active()) return true;
+  const std::uint64_t bytes = static_cast<std::uint64_t>(count) * type::plain_named_size_quick(datatype);
+  return bytes != 0 && (receive ? bytes < protocol::kMarkerBytes : bytes != protocol::kMarkerBytes);
+}
+
+__attribute__((always_inline)) inline bool passes_through(const void* buf, int count, MPI_Datatype datatype,
+                                                          bool receive = false) {
+  if (protocol::deferred::any()) return false;  // queued sends are started first
   const Passage settled = passage.load(std::memory_order_relaxed);
   if (settled == Passage::kAll) return true;
+  if (!clear_of_markers(count, datatype, receive)) return false;
   switch (settled) {
     case Passage::kPlainTypes: return count > 0 && buf != nullptr && type::is_plain_named_quick(datatype);
     case Passage::kPlainHostTypes:

@@ -24,7 +24,9 @@ enum class Route {
                   // unpacks the user's own datatype there
   kPeerInline,    // peer protocol (peers.hpp): the packed bytes ride in the header, a marker on the
                   // user's communicator stands for them
-  kPeerIpc,       // peer protocol: the receiver reads the sender's device buffer through CUDA IPC
+  kPeerIpc,       // peer protocol: the receiver reads the packed bytes in the sender's device
+                  // scratch through CUDA IPC
+  kPeerStaged,    // peer protocol: the packed bytes go as a message on the private data twin
 };
 
 // What a gddt peer sends on the user's communicator and tag in place of a message of the peer

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,7 +24,6 @@
 #include "core/counters.hpp"
 #include "core/log.hpp"
 #include "pack/backend.hpp"
-#include "type/layout_wire.hpp"
 
 namespace gddt::protocol {
 
@@ -93,8 +93,10 @@ std::string node_table_name() {
   return "/gddt-peers-" + std::to_string(getuid()) + "-" + std::to_string(parent) + "-" + started;
 }
 
+// A receive can tell a marker only by its status: where MPI_Isendrecv's status is empty (MPICH 4.0),
+// a marker it received could not be told from data, so the node stays on the raw format.
 bool protocol_wanted() {
-  return config::peers() == config::Peers::kAuto && !config::settings().disable &&
+  return config::peers() == config::Peers::kAuto && !config::settings().disable && exchange_statuses_complete() &&
          (gpu::available() || host_through_gddt());
 }
 
@@ -180,10 +182,18 @@ void agree(MPI_Comm comm) {
 
 // --- requests that outlive their sends ---
 
+// A request of gddt's own with what it needs alive until it completes: the bytes a send reads, the
+// staging a receiver reads through CUDA IPC until its release message comes.
+struct Pending {
+  MPI_Request request = MPI_REQUEST_NULL;
+  std::vector<char> bytes;
+  std::unique_ptr<Staging> staging;
+};
+
 struct Lingering {
   std::mutex mutex;
   std::atomic<bool> any{false};
-  std::vector<std::pair<MPI_Request, std::vector<char>>> requests;
+  std::vector<Pending> pending;
 };
 
 Lingering& lingering() {
@@ -191,35 +201,77 @@ Lingering& lingering() {
   return *instance;
 }
 
-void linger(MPI_Request* request, std::vector<char>* buffer) {
-  if (*request == MPI_REQUEST_NULL) return;
+void linger(Pending entry) {
+  if (entry.request == MPI_REQUEST_NULL) return;
   int done = 0;
-  if (PMPI_Test(request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done) return;
+  if (PMPI_Test(&entry.request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done) return;
   Lingering& l = lingering();
   std::lock_guard<std::mutex> lock(l.mutex);
-  l.requests.emplace_back(*request, std::move(*buffer));
+  l.pending.push_back(std::move(entry));
   l.any.store(true, std::memory_order_release);
+}
+
+void linger(MPI_Request* request, std::vector<char>* bytes) {
+  linger(Pending{*request, std::move(*bytes), nullptr});
   *request = MPI_REQUEST_NULL;
 }
 
-void complete_lingering(bool wait) {
+void complete_lingering() {
   Lingering& l = lingering();
   if (!l.any.load(std::memory_order_acquire)) return;
   std::lock_guard<std::mutex> lock(l.mutex);
-  auto& requests = l.requests;
-  requests.erase(std::remove_if(requests.begin(), requests.end(),
-                                [wait](auto& entry) {
-                                  int done = 0;
-                                  if (wait) return PMPI_Wait(&entry.first, MPI_STATUS_IGNORE) == MPI_SUCCESS || true;
-                                  return PMPI_Test(&entry.first, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || done;
-                                }),
-                 requests.end());
-  l.any.store(!requests.empty(), std::memory_order_release);
+  auto& pending = l.pending;
+  pending.erase(std::remove_if(pending.begin(), pending.end(),
+                               [](Pending& entry) {
+                                 int done = 0;
+                                 return PMPI_Test(&entry.request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || done;
+                               }),
+                pending.end());
+  l.any.store(!pending.empty(), std::memory_order_release);
+}
+
+// A receiver reads a sender's scratch through CUDA IPC until it sends the release, which needs the
+// sender alive: MPI_Finalize waits for releases up to this long (a receive never posted, which MPI
+// calls erroneous, must not hold the process for ever).
+constexpr double kReleaseWaitSeconds = 10.0;
+
+bool awaits_release(const Pending& entry) {
+  return entry.staging != nullptr && entry.staging->kind().type == GDDT_MEMORY_DEVICE;
+}
+
+// At MPI_Finalize: waits for the releases still due, then leaves what never completed (a message
+// its receiver never took) to the library, its memory kept to the end since the library may still
+// read it.
+void abandon_lingering() {
+  const double start = PMPI_Wtime();
+  Lingering& l = lingering();
+  for (;;) {
+    complete_lingering();
+    std::lock_guard<std::mutex> lock(l.mutex);
+    const bool due = std::any_of(l.pending.begin(), l.pending.end(), awaits_release);
+    if (!due || PMPI_Wtime() - start > kReleaseWaitSeconds) break;
+  }
+  std::lock_guard<std::mutex> lock(l.mutex);
+  if (!l.pending.empty())
+    GDDT_LOG(kInfo, "MPI_Finalize: %zu requests of the peer protocol left to the library", l.pending.size());
+  for (Pending& entry : l.pending) {
+    if (awaits_release(entry)) {
+      GDDT_LOG(kWarn, "MPI_Finalize: a message of the peer protocol was never received; its receiver may not read it now");
+      PMPI_Cancel(&entry.request);
+    }
+    if (entry.request != MPI_REQUEST_NULL) PMPI_Request_free(&entry.request);
+  }
+  // Never destroyed: the library may still read these bytes until it finalizes.
+  new std::vector<Pending>(std::move(l.pending));
+  l.pending.clear();
+  l.any.store(false, std::memory_order_release);
 }
 
 // --- the header ---
 
-enum class Plane : std::uint8_t { kInline = 1, kIpc = 2 };
+// Where the packed bytes wait for the receiver: in the header; in device scratch of the sender,
+// read through CUDA IPC; in a message on the data twin.
+enum class Plane : std::uint8_t { kInline = 1, kIpc = 2, kStaged = 3 };
 
 constexpr std::uint32_t kMagic = 0x67646470;  // "gddp"
 
@@ -229,9 +281,8 @@ struct Header {
   std::int32_t transfer = 0;
   std::uint64_t sequence = 0;  // the marker's
   std::int64_t bytes = 0;  // packed bytes of the message
-  // CUDA IPC: where the sender's elements are, and how many of its layout (appended after the header).
-  std::int64_t count = 0;
-  std::int64_t offset = 0;  // of the user's buffer pointer in the allocation
+  // CUDA IPC: where the packed bytes are in the sender's allocation.
+  std::int64_t offset = 0;
   std::uint64_t buffer_id = 0;
   std::int32_t pid = 0;
   std::uint64_t base = 0;  // the allocation's address in the sender (a message to itself reads there)
@@ -241,8 +292,13 @@ struct Header {
 
 std::atomic<std::uint32_t> next_transfer{0};
 
-// Tags of completion messages: every value a library must allow (MPI_TAG_UB >= 32767).
-int new_transfer() { return static_cast<int>(next_transfer.fetch_add(1, std::memory_order_relaxed) % 32767u) + 1; }
+// Tags on the data twin, within what every library allows (MPI_TAG_UB >= 32767): a transfer's data
+// message goes from sender to receiver with its number, its release from receiver to sender with
+// the number plus kReleaseTags, so the two directions never match each other's.
+constexpr int kReleaseTags = 16384;
+int new_transfer() {
+  return static_cast<int>(next_transfer.fetch_add(1, std::memory_order_relaxed) % (kReleaseTags - 1)) + 1;
+}
 
 // --- CUDA IPC caches ---
 
@@ -321,36 +377,6 @@ void close_mappings() {
   std::lock_guard<std::mutex> lock(m.mutex);
   for (auto& entry : m.open) gpu::ipc_close(entry.second.device, entry.second.base);
   m.open.clear();
-}
-
-// Layouts of other processes, parsed once: the CUDA backend keeps its tables on the layout object.
-struct RemoteLayouts {
-  std::mutex mutex;
-  std::map<std::string, std::shared_ptr<const type::Layout>> parsed;
-};
-constexpr std::size_t kMostRemoteLayouts = 256;
-
-RemoteLayouts& remote_layouts() {
-  static RemoteLayouts* instance = new RemoteLayouts;
-  return *instance;
-}
-
-Status remote_layout(const char* data, std::size_t size, std::shared_ptr<const type::Layout>* layout) {
-  std::string key(data, size);
-  RemoteLayouts& r = remote_layouts();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  auto found = r.parsed.find(key);
-  if (found != r.parsed.end()) {
-    *layout = found->second;
-    return GDDT_OK;
-  }
-  auto parsed = std::make_shared<type::Layout>();
-  std::size_t used = 0;
-  GDDT_CHECK(type::read_layout(data, size, parsed.get(), &used));
-  if (r.parsed.size() >= kMostRemoteLayouts) r.parsed.clear();
-  r.parsed.emplace(std::move(key), parsed);
-  *layout = parsed;
-  return GDDT_OK;
 }
 
 // Whether the process at `slot` of the node table sees GPU `uuid`.
@@ -452,35 +478,48 @@ Status unpack_host_bytes(Operation& operation, const char* packed, std::int64_t 
   return unpack_message(operation.message, landing, bytes, nullptr, meanwhile_for(operation), operation.ordering);
 }
 
-// Reads `bytes` of the sender's elements through CUDA IPC into the receive's buffer: straight into
-// it where it is contiguous device memory of the same GPU, else through device scratch there.
-Status pull(Operation& operation, const Header& header, const char* layout_data, std::size_t layout_size,
-            std::int64_t bytes) {
+// Unpacks `bytes` packed bytes that lie in the sender's device scratch, mapped here through CUDA
+// IPC: one kernel reading them across where the receive buffer is device-accessible on that GPU
+// (or pinned), else a copy into staging first.
+Status unpack_remote(Operation& operation, const Header& header, std::int64_t bytes) {
   const int device = gpu::device_of(header.uuid);
   if (device < 0) return GDDT_ERR_NO_DEVICE;
-  std::shared_ptr<const type::Layout> layout;
-  GDDT_CHECK(remote_layout(layout_data, layout_size, &layout));
   void* base = reinterpret_cast<void*>(static_cast<std::uintptr_t>(header.base));
   if (header.pid != static_cast<std::int32_t>(getpid())) GDDT_CHECK(mapping_of(header, device, &base));
-  const char* typed = static_cast<const char*>(base) + header.offset;
+  const char* packed = static_cast<const char*>(base) + header.offset;
+  const Message& message = operation.message;
   gpu::DeviceGuard guard(device);
   gpu::Stream stream = nullptr;
   GDDT_CHECK(gpu::library_stream(device, &stream));
-  const pack::Window window{layout.get(), header.count, 0, bytes};
-  const Message& message = operation.message;
-  if (message.contiguous() && message.kind.type == GDDT_MEMORY_DEVICE && message.kind.device == device) {
-    GDDT_CHECK(pack::cuda_backend().pack(window, typed, message.first_byte(), stream));
+  const bool reachable = message.kind.type == GDDT_MEMORY_PINNED ||
+                         (message.kind.is_device() && message.kind.device == device);
+  if (reachable) {
+    const pack::Window window{message.layout.get(), message.count, 0, bytes};
+    GDDT_CHECK(pack::cuda_backend().unpack(window, message.buffer, packed, stream));
     GDDT_CHECK(gpu::stream_synchronize(stream));
   } else {
     Staging landing;
-    Route route = Route::kDeviceStaged;
-    GDDT_CHECK(landing.acquire(&route, device, bytes));
-    GDDT_CHECK(pack::cuda_backend().pack(window, typed, landing.data(), stream));
+    Route route = message.kind.is_device() ? Route::kDeviceStaged : Route::kHostStaged;
+    GDDT_CHECK(landing.acquire(&route, message.kind.device, bytes));
+    GDDT_CHECK(gpu::memcpy_async(landing.data(), packed, static_cast<std::size_t>(bytes), stream));
     GDDT_CHECK(gpu::stream_synchronize(stream));
     GDDT_CHECK(unpack_message(message, landing, bytes, nullptr, meanwhile_for(operation), operation.ordering));
   }
   counters::add(counters::Counter::kPeerIpcBytes, bytes);
   return GDDT_OK;
+}
+
+// Receives the staged plane's data message (all of it, also where the receive holds less) and
+// unpacks what fits.
+Status receive_staged(Operation& operation, const Header& header, int source, Channel& channel, std::int64_t bytes) {
+  Staging landing;
+  Route route = Route::kHostStaged;
+  GDDT_CHECK(landing.acquire(&route, -1, header.bytes));
+  if (PMPI_Recv(landing.data(), static_cast<int>(header.bytes), MPI_BYTE, source, header.transfer, channel.data,
+                MPI_STATUS_IGNORE) != MPI_SUCCESS)
+    return GDDT_ERR_MPI;
+  if (bytes == 0) return GDDT_OK;
+  return unpack_message(operation.message, landing, bytes, nullptr, meanwhile_for(operation), operation.ordering);
 }
 
 }  // namespace
@@ -556,7 +595,7 @@ void on_comm_freed(MPI_Comm comm) {
 }
 
 void finalize() {
-  complete_lingering(true);
+  abandon_lingering();
   {
     Channels& all = channels();
     std::unique_lock<std::shared_mutex> lock(all.mutex);
@@ -574,7 +613,7 @@ void finalize() {
 
 bool node_agreed() { return node().all_gddt; }
 
-void progress() { complete_lingering(false); }
+void progress() { complete_lingering(); }
 
 // --- sending ---
 
@@ -588,16 +627,17 @@ Route route_for_send(const Message& message, const Call& call, MPI_Comm comm) {
   if (!active() || call.peer < 0 || message.bytes() < kMarkerBytes) return Route::kForward;
   Channel* channel = channel_of(comm);
   if (channel == nullptr || call.peer >= static_cast<int>(channel->slot_of_rank.size())) return Route::kForward;
-  // To itself a send could not complete before its receive is posted, as small ones must.
-  if (call.ipc_allowed && call.peer != channel->rank && message.kind.type == GDDT_MEMORY_DEVICE && config::ipc() == config::Ipc::kAuto) {
+  const auto bytes = static_cast<std::uint64_t>(message.bytes());
+  const bool small = bytes <= config::settings().peer_inline_max;
+  if (bytes == kMarkerBytes || (host_through_gddt() && small)) return Route::kPeerInline;
+  if (message.kind.is_device() && bytes >= config::settings().peer_ipc_min && config::ipc() == config::Ipc::kAuto &&
+      bytes <= INT_MAX) {
     gpu::DeviceUuid uuid;
     if (gpu::device_uuid(message.kind.device, &uuid) == GDDT_OK &&
         sees_gpu(channel->slot_of_rank[static_cast<std::size_t>(call.peer)], uuid))
       return Route::kPeerIpc;
   }
-  const bool small = static_cast<std::uint64_t>(message.bytes()) <= config::settings().peer_inline_max;
-  if (message.bytes() == kMarkerBytes || (host_through_gddt() && small)) return Route::kPeerInline;
-  return Route::kForward;
+  return host_through_gddt() && bytes <= INT_MAX ? Route::kPeerStaged : Route::kForward;
 }
 
 namespace {
@@ -612,60 +652,55 @@ std::uint64_t stamp_marker(Channel& channel, PeerSend* send) {
 
 }  // namespace
 
-Status post_inline_header(Operation& operation) {
+// Fills a send of the peer protocol: packs the message where its plane keeps it, then posts the
+// header (and the data message, or the receive of the release) before the library posts the marker.
+Status post_header(Operation& operation) {
   PeerSend& send = *operation.peer;
   Channel* channel = channel_of(operation.comm);
   if (channel == nullptr) return GDDT_ERR_INTERNAL;
-  GDDT_CHECK(pack_message(operation.message, operation.staging, meanwhile_for(operation)));
+  const Message& message = operation.message;
   linger(&send.header_request, &send.header);  // a persistent send's previous start
   Header header;
-  header.plane = Plane::kInline;
-  header.bytes = operation.message.bytes();
-  header.sequence = stamp_marker(*channel, &send);
-  send.header.resize(sizeof header + static_cast<std::size_t>(header.bytes));
-  std::memcpy(send.header.data(), &header, sizeof header);
-  std::memcpy(send.header.data() + sizeof header, operation.staging.data(), static_cast<std::size_t>(header.bytes));
-  return PMPI_Isend(send.header.data(), static_cast<int>(send.header.size()), MPI_BYTE, send.dest, send.tag,
-                    channel->headers, &send.header_request) == MPI_SUCCESS
-             ? GDDT_OK
-             : GDDT_ERR_MPI;
-}
-
-Status post_ipc(Operation& operation, MPI_Request* request) {
-  PeerSend& send = *operation.peer;
-  const Message& message = operation.message;
-  Channel* channel = channel_of(operation.comm);
-  if (channel == nullptr) return GDDT_ERR_INTERNAL;
-  gpu::IpcExport exported;
-  const char* first = static_cast<const char*>(message.buffer) + message.span_lb();
-  GDDT_CHECK(export_of(first, &exported));
-  {
-    // The receiver reads the buffer on a stream of its own: what the user queued on the legacy
-    // default stream before the call (which gddt's own packs are ordered after) must be done.
-    gpu::DeviceGuard guard(message.kind.device);
-    GDDT_CHECK(gpu::stream_synchronize(gpu::legacy_stream()));
-  }
-  Header header;
-  header.plane = Plane::kIpc;
-  header.sequence = stamp_marker(*channel, &send);
-  header.transfer = send.transfer = new_transfer();
   header.bytes = message.bytes();
-  header.count = message.count;
-  header.pid = static_cast<std::int32_t>(getpid());
-  header.buffer_id = exported.buffer_id;
-  header.base = exported.base;
-  header.offset = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(message.buffer) - exported.base);
-  GDDT_CHECK(gpu::device_uuid(exported.device, &header.uuid));
-  std::memcpy(header.handle, exported.handle, sizeof header.handle);
-  send.header.resize(sizeof header);
+  header.sequence = stamp_marker(*channel, &send);
+  auto staging = std::make_unique<Staging>();
+  Route route = Route::kHostStaged;
+  if (operation.route == Route::kPeerIpc) route = Route::kDeviceStaged;
+  GDDT_CHECK(staging->acquire(&route, message.kind.device, header.bytes));
+  GDDT_CHECK(pack_message(message, *staging, meanwhile_for(operation)));
+  gpu::IpcExport exported;
+  if (operation.route == Route::kPeerIpc && route == Route::kDeviceStaged &&
+      export_of(staging->data(), &exported) == GDDT_OK && gpu::device_uuid(exported.device, &header.uuid) == GDDT_OK) {
+    header.plane = Plane::kIpc;
+    header.pid = static_cast<std::int32_t>(getpid());
+    header.buffer_id = exported.buffer_id;
+    header.base = exported.base;
+    header.offset = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(staging->data()) - exported.base);
+    std::memcpy(header.handle, exported.handle, sizeof header.handle);
+  } else if (operation.route == Route::kPeerInline) {
+    header.plane = Plane::kInline;
+  } else {  // kPeerStaged
+    header.plane = Plane::kStaged;  // also where no exportable device scratch could be had
+  }
+  const bool carried = header.plane == Plane::kInline;
+  if (header.plane != Plane::kInline) header.transfer = new_transfer();
+  send.header.resize(sizeof header + (carried ? static_cast<std::size_t>(header.bytes) : 0));
   std::memcpy(send.header.data(), &header, sizeof header);
-  type::append_layout(*message.layout, &send.header);
+  if (carried) std::memcpy(send.header.data() + sizeof header, staging->data(), static_cast<std::size_t>(header.bytes));
   if (PMPI_Isend(send.header.data(), static_cast<int>(send.header.size()), MPI_BYTE, send.dest, send.tag,
-                 channel->headers, &send.header_request) != MPI_SUCCESS ||
-      PMPI_Isend(send.marker.data(), kMarkerBytes, MPI_BYTE, send.dest, send.tag, operation.comm,
-                 &send.marker_request) != MPI_SUCCESS ||
-      PMPI_Issend(nullptr, 0, MPI_BYTE, send.dest, send.transfer, channel->data, request) != MPI_SUCCESS)
+                 channel->headers, &send.header_request) != MPI_SUCCESS)
     return GDDT_ERR_MPI;
+  Pending pending;
+  int rc = MPI_SUCCESS;
+  if (header.plane == Plane::kIpc) {
+    rc = PMPI_Irecv(nullptr, 0, MPI_BYTE, send.dest, kReleaseTags + header.transfer, channel->data, &pending.request);
+  } else if (header.plane == Plane::kStaged) {
+    rc = PMPI_Isend(staging->data(), static_cast<int>(header.bytes), MPI_BYTE, send.dest, header.transfer,
+                    channel->data, &pending.request);
+  }
+  if (rc != MPI_SUCCESS) return GDDT_ERR_MPI;
+  pending.staging = std::move(staging);
+  linger(std::move(pending));
   return GDDT_OK;
 }
 
@@ -691,30 +726,32 @@ Status resolve(Operation& operation, const MPI_Status& status, bool* handled) {
   const std::int64_t moved = std::min(header.bytes, capacity);
   const bool truncated = header.bytes > capacity;
   GDDT_LOG(kDebug, "marker from %d tag %d: %lld bytes by %s into %lld", status.MPI_SOURCE, status.MPI_TAG,
-           static_cast<long long>(header.bytes), header.plane == Plane::kInline ? "header" : "CUDA IPC",
+           static_cast<long long>(header.bytes), header.plane == Plane::kInline ? "header" : header.plane == Plane::kIpc ? "CUDA IPC" : "data message",
            static_cast<long long>(capacity));
   operation.status_bytes = moved;
   Status outcome = GDDT_OK;
-  if (header.plane == Plane::kInline) {
-    if (bytes.size() < sizeof header + static_cast<std::size_t>(header.bytes)) return GDDT_ERR_INTERNAL;
-    if (!truncated && moved > 0) outcome = unpack_host_bytes(operation, bytes.data() + sizeof header, moved);
-  } else {
-    if (!truncated && moved > 0)
-      outcome = pull(operation, header, bytes.data() + sizeof header, bytes.size() - sizeof header, moved);
-    // The sender completes once this is received, whatever became of the data.
-    if (PMPI_Recv(nullptr, 0, MPI_BYTE, status.MPI_SOURCE, header.transfer, channel->data, MPI_STATUS_IGNORE) !=
-        MPI_SUCCESS)
-      return GDDT_ERR_MPI;
+  switch (header.plane) {
+    case Plane::kInline:
+      if (bytes.size() < sizeof header + static_cast<std::size_t>(header.bytes)) return GDDT_ERR_INTERNAL;
+      if (!truncated && moved > 0) outcome = unpack_host_bytes(operation, bytes.data() + sizeof header, moved);
+      break;
+    case Plane::kIpc:
+      if (!truncated && moved > 0) outcome = unpack_remote(operation, header, moved);
+      // The sender's scratch is free again whatever became of the data.
+      if (PMPI_Send(nullptr, 0, MPI_BYTE, status.MPI_SOURCE, kReleaseTags + header.transfer, channel->data) !=
+          MPI_SUCCESS)
+        return GDDT_ERR_MPI;
+      break;
+    case Plane::kStaged:
+      outcome = receive_staged(operation, header, status.MPI_SOURCE, *channel, truncated ? 0 : moved);
+      break;
+    default:
+      return GDDT_ERR_INTERNAL;
   }
   if (is_error(outcome)) return outcome;
   return truncated ? GDDT_ERR_TRUNCATE : GDDT_OK;
 }
 
-// The marker a probe found is the oldest one from its source and tag whose header no receive took
-// yet, once the receives that matched earlier markers have been resolved: a message the probe sees
-// matched no receive posted before it, so every earlier marker of that source and tag went to a
-// receive posted before (under MPI_THREAD_MULTIPLE, receives other threads have not completed yet
-// are the exception).
 void correct_probe(MPI_Comm comm, MPI_Status* status) {
   if (status == MPI_STATUS_IGNORE || !active()) return;
   int count = 0;

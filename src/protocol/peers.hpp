@@ -2,9 +2,10 @@
 // runs gddt. A message then leaves the MPI library's matching exactly as it was (a marker of
 // kMarkerBytes bytes goes on the user's communicator and tag, matched by MPI like any message)
 // while what it stands for travels on the communicator's private twins: its header (size, plane,
-// the sender's layout and CUDA IPC handle, or the packed bytes themselves) on the header twin with
-// the user's tag, sent before the marker, so that per source and tag the n-th marker matched and
-// the n-th header correspond; its completion on the data twin, with a tag of the transfer's own.
+// the CUDA IPC handle of the sender's scratch holding the packed bytes, or the bytes themselves)
+// on the header twin with the user's tag, sent before the marker; the marker carries a sequence
+// number that names its header. Data messages and releases go on the data twin, with a tag of the
+// transfer's own.
 //
 // Who is a peer is settled without any communication the MPI library would not do anyway, since a
 // process without gddt must never be asked to take part: every gddt process of a job registers in
@@ -50,15 +51,15 @@ bool agreed(MPI_Comm comm);
 // Whether a receive of `capacity` packed bytes on `comm` may be handed a marker.
 bool watches(MPI_Comm comm, std::int64_t capacity);
 
-// The peer route of a send of `message` to `dest` on `comm` (kForward: the raw format). Only plain
-// nonblocking and blocking sends may take CUDA IPC (`call.ipc_allowed`).
+// The peer route of a send of `message` to `call.peer` on `comm` (kForward: the raw format).
 Route route_for_send(const Message& message, const Call& call, MPI_Comm comm);
 
-// The inline plane's fill: packs the message into the header and posts the header.
-Status post_inline_header(Operation& operation);
-// Posts a send of the CUDA IPC plane: header, marker, and the completion message, whose request
-// (complete once the receiver has read the buffer) is the user's.
-Status post_ipc(Operation& operation, MPI_Request* request);
+// Fills a send of a peer route: packs the message into staging of its own (in the header, in device
+// scratch the receiver maps through CUDA IPC, or in host staging for a data message on the data
+// twin) and posts the header, and the data message or the receive of the release. The library then
+// posts the marker in the user's mode, so the send completes as that mode says while the staging
+// lives on until the receiver is done with it (progress()).
+Status post_header(Operation& operation);
 
 // Resolves a marker that completed `operation` (a watched receive) with `status`: moves the data it
 // stands for into the user's buffer and completes the transfer with the sender. *handled is false

@@ -191,8 +191,6 @@ Status empty_span(Operation& operation, std::int64_t, gpu::Stream*) {
 
 bool never(const Pair&) { return false; }
 
-std::int64_t packed_bytes(const Message& message, const Call&) { return message.bytes(); }
-
 Status hand_marker(const Message&, const Call&, Operation* operation, Side* side) {
   side->buffer = operation->peer->marker.data();
   side->count = kMarkerBytes;
@@ -200,10 +198,7 @@ Status hand_marker(const Message&, const Call&, Operation* operation, Side* side
   return GDDT_OK;
 }
 
-Status fill_inline(Operation& operation, gpu::Stream*) { return peers::post_inline_header(operation); }
-
-// peers::post_ipc posts the whole send.
-Status fill_nothing(Operation&, gpu::Stream*) { return GDDT_OK; }
+Status fill_peer(Operation& operation, gpu::Stream*) { return peers::post_header(operation); }
 
 bool always(const Pair&) { return true; }
 
@@ -238,10 +233,12 @@ constexpr Transport kTransports[] = {
      fill_span, empty_span, false},
     {Route::kHostStaged, "host-staged", counters::Counter::kHostStagedSides, always, packed_staging_bytes, hand_packed,
      fill_packed, empty_packed, true},
-    {Route::kPeerInline, "peer-inline", counters::Counter::kPeerInlineSides, never, packed_bytes, hand_marker,
-     fill_inline, nullptr, false},
-    {Route::kPeerIpc, "peer-ipc", counters::Counter::kPeerIpcSides, never, nullptr, hand_marker, fill_nothing, nullptr,
+    {Route::kPeerInline, "peer-inline", counters::Counter::kPeerInlineSides, never, nullptr, hand_marker, fill_peer,
+     nullptr, false},
+    {Route::kPeerIpc, "peer-ipc", counters::Counter::kPeerIpcSides, never, nullptr, hand_marker, fill_peer, nullptr,
      false},
+    {Route::kPeerStaged, "peer-staged", counters::Counter::kPeerStagedSides, never, nullptr, hand_marker, fill_peer,
+     nullptr, false},
 };
 
 const Transport& transport_of(Route route) {
@@ -279,6 +276,8 @@ bool host_through_gddt() {
 
 bool stages_empty_receives() { return kHoledReceiveStaging; }
 
+bool exchange_statuses_complete() { return !kHostSpanForExchangeReceives; }
+
 Status stage(const Message& message, const Call& call, MPI_Comm comm, Side* side) {
   const Pair pair{message, call, library_cuda_aware(), device_route_forced()};
   const Transport* transport = &choose(pair);
@@ -286,7 +285,8 @@ Status stage(const Message& message, const Call& call, MPI_Comm comm, Side* side
     const Route peer_route = peers::route_for_send(message, call, comm);
     if (peer_route != Route::kForward) transport = &transport_of(peer_route);
   }
-  const bool peer_send = transport->route == Route::kPeerInline || transport->route == Route::kPeerIpc;
+  const bool peer_send = transport->route == Route::kPeerInline || transport->route == Route::kPeerIpc ||
+                         transport->route == Route::kPeerStaged;
   const bool watched = call.kind == Operation::Kind::kReceive && peers::watches(comm, message.bytes());
   if (transport->route != Route::kForward && message.bytes() > INT_MAX) {
     GDDT_LOG(kError, "a message of %lld packed bytes exceeds what one MPI_PACKED message can carry",

@@ -24,12 +24,9 @@ struct Call {
   bool cpu_copied = false;
   // The receive half of an MPI_Isendrecv (transport.cpp: MPICH's status of it is empty).
   bool exchange_receive = false;
-  // Sends: the destination and tag (the peer protocol's header goes there too), and whether the send
-  // may complete only once the receiver has read the user's buffer (plain blocking and nonblocking
-  // sends, not persistent or buffered ones, or halves of an exchange).
+  // Sends: the destination and tag (the peer protocol's header goes there too).
   int peer = MPI_PROC_NULL;
   int tag = 0;
-  bool ipc_allowed = false;
 };
 
 // One side of a call as the MPI library will see it: the user's own arguments when the message is
@@ -52,6 +49,9 @@ bool host_through_gddt();
 // Whether a receive of no bytes must be staged too (transport.cpp: Open MPI 4 writes a longer
 // message past a contiguous receive buffer).
 bool stages_empty_receives();
+
+// Whether the status of an MPI_Isendrecv tells its receive's count and source (not under MPICH 4.0).
+bool exchange_statuses_complete();
 
 // Chooses the transport of `message` (classified; side->buffer/count/datatype hold the user's
 // arguments) and prepares *side: what the library is handed, and the operation with its staging

@@ -77,7 +77,7 @@ Status lookup(MPI_Datatype datatype, LayoutPtr* out) {
   if (is_error(entry.status)) {
     GDDT_LOG(kInfo, "datatype not analysed (%s): MPI handles it", status_name(entry.status));
   }
-  if (entry.layout && is_plain(*entry.layout) && is_named(datatype)) plain_named_table.insert(key);
+  if (entry.layout && is_plain(*entry.layout) && is_named(datatype)) plain_named_table.insert(key, static_cast<std::uint64_t>(entry.layout->size));
   {
     std::unique_lock<std::shared_mutex> lock(c.mutex);
     // A free that raced with the decode wins: the analysis belongs to a dead type. An entry

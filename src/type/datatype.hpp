@@ -66,12 +66,18 @@ class PlainNamedTable {
   // beyond the scratch ones. False for a key that another took the slot of (rare: the slots
   // far outnumber the named types a program uses); the caller then asks contains().
   bool in_first_slot(std::uint64_t key) const { return slots_[home(key)].load(std::memory_order_acquire) == key + 1; }
-  void insert(std::uint64_t key) {
+  // The size of the key's type where it sits in its first slot; 0 otherwise (or not written yet).
+  std::uint64_t size_in_first_slot(std::uint64_t key) const {
+    const std::size_t first = home(key);
+    return slots_[first].load(std::memory_order_acquire) == key + 1 ? sizes_[first].load(std::memory_order_acquire) : 0;
+  }
+  void insert(std::uint64_t key, std::uint64_t size) {
     const std::size_t first = home(key);
     for (std::size_t i = 0; i < kSlots; ++i) {
       std::uint64_t expected = 0;
-      auto& slot = slots_[(first + i) % kSlots];
-      if (slot.compare_exchange_strong(expected, key + 1) || expected == key + 1) return;
+      const std::size_t at = (first + i) % kSlots;
+      if (slots_[at].compare_exchange_strong(expected, key + 1)) sizes_[at].store(size, std::memory_order_release);
+      if (expected == 0 || expected == key + 1) return;
     }
   }
 
@@ -83,6 +89,7 @@ class PlainNamedTable {
   static std::size_t home(std::uint64_t key) { return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 54); }
   static_assert(kSlots == 1024, "home() takes the top 10 bits of the mixed key");
   std::atomic<std::uint64_t> slots_[kSlots] = {};
+  std::atomic<std::uint64_t> sizes_[kSlots] = {};
 };
 extern PlainNamedTable plain_named_table;
 
@@ -91,6 +98,10 @@ extern PlainNamedTable plain_named_table;
 inline bool is_plain_named(MPI_Datatype datatype) { return plain_named_table.contains(key_of(datatype)); }
 // The same, for the shims' inline test: true only when the type sits in its first slot.
 inline bool is_plain_named_quick(MPI_Datatype datatype) { return plain_named_table.in_first_slot(key_of(datatype)); }
+// Its size, the same way (0 where the quick test would say false).
+inline std::uint64_t plain_named_size_quick(MPI_Datatype datatype) {
+  return plain_named_table.size_in_first_slot(key_of(datatype));
+}
 
 
 // True when `datatype` was freed through MPI_Type_free and not committed since.

@@ -429,7 +429,8 @@ void counters_count_sides(const Context& context, const TypeCatalog& types) {
   expect(counter != nullptr, "gddt_counter is exported");
   if (counter == nullptr) return;
   const char* const staged[] = {"p2p.device-bytes.sides", "p2p.device-staged.sides", "p2p.host-span.sides",
-                                "p2p.host-staged.sides", "p2p.peer-inline.sides", "p2p.peer-ipc.sides"};
+                                "p2p.host-staged.sides", "p2p.peer-inline.sides", "p2p.peer-ipc.sides",
+                                "p2p.peer-staged.sides"};
   auto sum = [&](bool with_forward) {
     long long total = 0, value = 0;
     for (const char* name : staged) total += counter(name, &value) == 0 ? value : 0;
