@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "pack/engine.hpp"
 #include "protocol/transfer.hpp"
 
 namespace gddt::protocol {
@@ -111,8 +112,10 @@ Status queue_set(const MessageMove* moves, int count, gpu::Stream stream) {
 Status queue_windows(bool packing, const pack::WindowMove* windows, int count, int device, gpu::Stream stream) {
   if (count <= 0) return GDDT_OK;
   gpu::DeviceGuard guard(device);
-  const pack::Backend& cuda = pack::cuda_backend();
-  const auto set = packing ? cuda.pack_set : cuda.unpack_set;
+  // Windows queued on a stream of `device` are moved by the backend of its memory.
+  const pack::Backend* backend = pack::backend_for(GDDT_MEMORY_DEVICE, GDDT_MEMORY_DEVICE);
+  if (backend == nullptr) return GDDT_ERR_INTERNAL;
+  const auto set = packing ? backend->pack_set : backend->unpack_set;
   for (int first = 0; first < count; first += pack::kSetMost) {
     const int members = std::min(pack::kSetMost, count - first);
     if (set != nullptr) {
@@ -120,8 +123,8 @@ Status queue_windows(bool packing, const pack::WindowMove* windows, int count, i
       continue;
     }
     for (const pack::WindowMove* w = windows + first; w != windows + first + members; ++w) {
-      GDDT_CHECK(packing ? cuda.pack(w->window, w->typed, const_cast<void*>(w->packed), stream)
-                         : cuda.unpack(w->window, const_cast<void*>(w->typed), w->packed, stream));
+      GDDT_CHECK(packing ? backend->pack(w->window, w->typed, const_cast<void*>(w->packed), stream)
+                         : backend->unpack(w->window, const_cast<void*>(w->typed), w->packed, stream));
     }
   }
   return GDDT_OK;

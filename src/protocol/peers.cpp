@@ -22,7 +22,7 @@
 #include "core/config.hpp"
 #include "core/counters.hpp"
 #include "core/log.hpp"
-#include "pack/backend.hpp"
+#include "pack/engine.hpp"
 #include "type/layout_wire.hpp"
 
 namespace gddt::protocol {
@@ -32,6 +32,10 @@ namespace peers {
 std::atomic<bool> detail::active{false};
 
 namespace {
+
+// The backend the engine picks for windows between two buffers of `memory` (one always exists for
+// host and for device memory).
+const pack::Backend& within(gddt_memory_type_t memory) { return *pack::backend_for(memory, memory); }
 
 // --- the node's table in shared memory ---
 
@@ -432,7 +436,7 @@ Status read_marker(const Operation& operation, std::uint64_t* sequence) {
       const char* typed = operation.route == Route::kForward
                               ? static_cast<const char*>(message.buffer)
                               : static_cast<const char*>(operation.staging.data()) - message.span_lb();
-      GDDT_CHECK(pack::host_backend().pack(pack::Window{message.layout.get(), message.count, 0, kMarkerBytes}, typed,
+      GDDT_CHECK(within(GDDT_MEMORY_HOST).pack(pack::Window{message.layout.get(), message.count, 0, kMarkerBytes}, typed,
                                            marker, nullptr));
       break;
     }
@@ -469,13 +473,13 @@ Status pull(Operation& operation, const Header& header, const char* layout_data,
   const pack::Window window{layout.get(), header.count, 0, bytes};
   const Message& message = operation.message;
   if (message.contiguous() && message.kind.type == GDDT_MEMORY_DEVICE && message.kind.device == device) {
-    GDDT_CHECK(pack::cuda_backend().pack(window, typed, message.first_byte(), stream));
+    GDDT_CHECK(within(GDDT_MEMORY_DEVICE).pack(window, typed, message.first_byte(), stream));
     GDDT_CHECK(gpu::stream_synchronize(stream));
   } else {
     Staging landing;
     Route route = Route::kDeviceStaged;
     GDDT_CHECK(landing.acquire(&route, device, bytes));
-    GDDT_CHECK(pack::cuda_backend().pack(window, typed, landing.data(), stream));
+    GDDT_CHECK(within(GDDT_MEMORY_DEVICE).pack(window, typed, landing.data(), stream));
     GDDT_CHECK(gpu::stream_synchronize(stream));
     GDDT_CHECK(unpack_message(message, landing, bytes, nullptr, meanwhile_for(operation), operation.ordering));
   }
