@@ -30,7 +30,7 @@ enum BackendSlotIndex {
 static_assert(kBackendCount <= type::BackendSlots::kSlots, "a layout has a slot for every backend");
 
 // Memory kinds a backend may reach, indexing Backend::cost.
-constexpr int kMemoryTypes = GDDT_MEMORY_MANAGED + 1;
+constexpr int kMemoryTypes = GDDT_MEMORY_OPENCL + 1;
 // Backend::cost of a memory kind the backend cannot touch.
 constexpr int kUnreachable = -1;
 
@@ -47,6 +47,16 @@ inline bool resident_may_take(std::int64_t length) {
 
 // Windows one launch of the CUDA backend's pack_set or unpack_set moves at most.
 constexpr int kSetMost = 8;
+
+// The typed side of a window in an OpenCL buffer (memory kind GDDT_MEMORY_OPENCL): what a
+// backend's `typed` pointer points to instead of the data, since a cl_mem is a handle, not an
+// address. The datatype's byte 0 (the `buf` of an MPI call) is `offset` bytes into `buffer`;
+// `queue` (a cl_command_queue of the buffer's context) orders the moves.
+struct OpenclBuffer {
+  void* buffer = nullptr;
+  void* queue = nullptr;
+  std::int64_t offset = 0;
+};
 
 // One window of several that a backend moves in one call (pack_set, unpack_set). The typed
 // side is read by packs and written by unpacks; the packed side the reverse.
