@@ -94,7 +94,11 @@ inline long offset_block_list(__global const long* t, long pos) {
   }
 
 #define WIDTHS(SHAPE) \
-  KERNELS(SHAPE, uchar, 1) KERNELS(SHAPE, ushort, 2) KERNELS(SHAPE, uint, 4) KERNELS(SHAPE, ulong, 8) KERNELS(SHAPE, uint4, 16)
+  KERNELS(SHAPE, uchar, 1)   \
+  KERNELS(SHAPE, ushort, 2)  \
+  KERNELS(SHAPE, uint, 4)    \
+  KERNELS(SHAPE, ulong, 8)   \
+  KERNELS(SHAPE, uint4, 16)
 
 WIDTHS(contiguous)
 WIDTHS(strided)
