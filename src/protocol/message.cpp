@@ -13,7 +13,8 @@ namespace {
 // CPU, so that machines without a GPU exercise it.
 Way way_for(memory::Kind typed, memory::Kind staged, std::int64_t bytes) {
   Way way = choose(typed, staged, bytes);
-  return way == Way::kHost ? Way::kPipelined : way;
+  // The OpenCL backend moves a whole window itself: the chunk lanes know host and CUDA memory.
+  return way == Way::kHost && typed.type != GDDT_MEMORY_OPENCL ? Way::kPipelined : way;
 }
 
 pack::Window whole(const Message& message, std::int64_t bytes) {
@@ -74,7 +75,7 @@ Status copy_span_back(const Message& message, const Staging& staging) {
 
 Status pack_message(const Message& message, const Staging& staging, const gpu::WhileWaiting& meanwhile) {
   const std::int64_t bytes = message.bytes();
-  return pack(whole(message, bytes), message.buffer, message.kind, staging.data(), staging.kind(), nullptr,
+  return pack(whole(message, bytes), message.typed(), message.kind, staging.data(), staging.kind(), nullptr,
               way_for(message.kind, staging.kind(), bytes), meanwhile);
 }
 
@@ -84,7 +85,7 @@ Status queue_pack(const Message& message, const Staging& staging, gpu::Stream* s
   const std::int64_t bytes = message.bytes();
   const Way way = way_for(message.kind, staging.kind(), bytes);
   if (way == Way::kDevice || way == Way::kZeroCopy) GDDT_CHECK(message_stream(message, staging, stream));
-  return pack(whole(message, bytes), message.buffer, message.kind, staging.data(), staging.kind(), *stream, way,
+  return pack(whole(message, bytes), message.typed(), message.kind, staging.data(), staging.kind(), *stream, way,
               meanwhile);
 }
 
@@ -140,8 +141,8 @@ Status queue_unpacks(const MessageMove* moves, int count, gpu::Stream stream) {
 
 Status unpack_message(const Message& message, const Staging& staging, std::int64_t received, gpu::Stream stream,
                       const gpu::WhileWaiting& meanwhile, pack::Ordering ordering) {
-  return unpack(whole(message, received), message.buffer, message.kind, staging.data(), staging.kind(), stream,
-                way_for(message.kind, staging.kind(), received), meanwhile, ordering);
+  return unpack(whole(message, received), const_cast<void*>(message.typed()), message.kind, staging.data(),
+                staging.kind(), stream, way_for(message.kind, staging.kind(), received), meanwhile, ordering);
 }
 
 }  // namespace gddt::protocol
