@@ -5,8 +5,8 @@
 // --runs after a warm-up):
 //   gddt pack / unpack   MPI_Pack / MPI_Unpack of a cl_mem declared by gddt_type_opencl,
 //                        packed side in host memory
-//   manual pack          what a program does today: clEnqueueReadBuffer of the typed span, then
-//                        the library's MPI_Pack on the host copy
+//   manual pack          what a program does today: clEnqueueReadBuffer of the typed span (true
+//                        lb to true ub), then the library's MPI_Pack on the host copy
 //   read                 clEnqueueReadBuffer of the packed size, the copy roofline
 // as GB/s of packed bytes. Every result is checked once against the library's MPI_Pack of a
 // host copy. Run as one MPI rank: gddt-bench-opencl-pack [--max-bytes 16M] [--runs 9]
@@ -202,7 +202,8 @@ int run(int argc, char** argv) {
         MPI_Unpack(expected.data(), size, &at, buffer, 1, declared, MPI_COMM_WORLD);
       });
       const double manual = median_seconds(runs, [&] {
-        clEnqueueReadBuffer(queue, buffer, CL_TRUE, 0, copy.size(), copy.data(), 0, nullptr, nullptr);
+        clEnqueueReadBuffer(queue, buffer, CL_TRUE, static_cast<std::size_t>(c.lb), static_cast<std::size_t>(c.span),
+                            copy.data() + c.lb, 0, nullptr, nullptr);
         int at = 0;
         PMPI_Pack(copy.data(), 1, c.type, packed_bytes.data(), size, &at, MPI_COMM_WORLD);
       });
