@@ -1,6 +1,7 @@
 // gddt-info: what gddt would do on this machine. Prints the version, every setting with
 // the value in force and where it came from, configuration problems, the MPI library and
-// its CUDA awareness, and the CUDA driver, runtime, GPUs and peer access.
+// its CUDA awareness, the CUDA driver, runtime, GPUs and peer access, the pack backends, and
+// the OpenCL platforms and devices.
 #include <mpi.h>
 
 #include <algorithm>
@@ -14,6 +15,8 @@
 #include "gddt/gddt.h"
 #include "core/counters.hpp"
 #include "mpi/fortran.hpp"
+#include "pack/engine.hpp"
+#include "pack/opencl/api.hpp"
 #include "protocol/cuda_awareness.hpp"
 
 namespace {
@@ -28,11 +31,12 @@ constexpr char kUsage[] =
     "\n"
     "Prints the gddt version, every GDDT_* setting (value in force, where it came from,\n"
     "default, built-in model, allowed values, meaning), the gddt-tune profile read, problems\n"
-    "met while reading the configuration, the MPI library and whether it is CUDA-aware, and\n"
-    "the CUDA driver, runtime, GPUs and peer access between them. Settings come from defaults,\n"
-    "then the config file, then the environment; a setting left at auto then takes the value\n"
-    "of the gddt-tune profile, else of the built-in model. Initializes MPI to ask the library\n"
-    "about CUDA support.\n";
+    "met while reading the configuration, the MPI library and whether it is CUDA-aware, the\n"
+    "CUDA driver, runtime, GPUs and peer access between them, the pack backends, and the\n"
+    "OpenCL platforms and devices with whether the OpenCL backend is usable. Settings come\n"
+    "from defaults, then the config file, then the environment; a setting left at auto then\n"
+    "takes the value of the gddt-tune profile, else of the built-in model. Initializes MPI to\n"
+    "ask the library about CUDA support.\n";
 
 using Table = std::vector<std::vector<std::string>>;
 
@@ -158,6 +162,41 @@ void print_cuda() {
   print_table(peers);
 }
 
+void print_backends() {
+  std::string names;
+  gddt::pack::for_each_backend([&](const gddt::pack::Backend& backend) {
+    names += names.empty() ? backend.name : std::string(", ") + backend.name;
+  });
+  std::printf("\nPack backends: %s\n", names.c_str());
+}
+
+// The OpenCL backend is usable where the ICD loader opens and some platform has an available
+// device.
+void print_opencl() {
+  std::printf("\nOpenCL:\n");
+  if (gddt::pack::opencl::api() == nullptr) {
+    print_table({{"backend usable:", "no (" + gddt::pack::opencl::unavailable_reason() + ")"}});
+    return;
+  }
+  const std::vector<gddt::pack::opencl::PlatformInfo> platforms = gddt::pack::opencl::platforms();
+  bool any_device = false;
+  Table listing;
+  for (std::size_t p = 0; p < platforms.size(); ++p) {
+    const auto& platform = platforms[p];
+    listing.push_back({"platform " + std::to_string(p) + ":", platform.name + " (" + platform.vendor + ", " +
+                                                                  platform.version + ")"});
+    for (std::size_t d = 0; d < platform.devices.size(); ++d) {
+      const auto& device = platform.devices[d];
+      any_device = any_device || device.available;
+      listing.push_back({"  device " + std::to_string(d) + ":",
+                         device.name + " (" + device.version + ")" + (device.available ? "" : ", not available")});
+    }
+  }
+  print_table({{"backend usable:", any_device ? "yes" : "no (no available OpenCL device)"},
+               {"platforms:", std::to_string(platforms.size())}});
+  print_table(listing);
+}
+
 }  // namespace
 
 // The settings table as docs/configuration.md holds it; a test keeps the two equal.
@@ -214,6 +253,8 @@ int main(int argc, char** argv) {
   print_mpi();
   print_counters();
   print_cuda();
+  print_backends();
+  print_opencl();
 
   if (!initialized) MPI_Finalize();
   return 0;

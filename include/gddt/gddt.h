@@ -54,7 +54,8 @@ typedef enum gddt_memory_type {
   GDDT_MEMORY_HOST = 0,   /* pageable host memory */
   GDDT_MEMORY_PINNED = 1, /* page-locked host memory known to CUDA */
   GDDT_MEMORY_DEVICE = 2, /* cudaMalloc memory */
-  GDDT_MEMORY_MANAGED = 3 /* cudaMallocManaged memory */
+  GDDT_MEMORY_MANAGED = 3, /* cudaMallocManaged memory */
+  GDDT_MEMORY_OPENCL = 4   /* an OpenCL buffer (cl_mem), known only from a datatype attribute */
 } gddt_memory_type_t;
 
 /* What gddt has done in this process so far: the counter `name` (for example
@@ -74,7 +75,7 @@ GDDT_EXPORT const char *gddt_version_string(void);
 GDDT_EXPORT gddt_status_t gddt_memory_classify(const void *ptr, gddt_memory_type_t *type,
                                                int *device);
 
-/* Name of a memory type ("host", "pinned", "device", "managed"). */
+/* Name of a memory type ("host", "pinned", "device", "managed", "opencl"). */
 GDDT_EXPORT const char *gddt_memory_type_name(gddt_memory_type_t type);
 
 #ifdef __cplusplus

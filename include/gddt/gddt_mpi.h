@@ -44,6 +44,18 @@ GDDT_EXPORT int gddt_memory_keyval(void);
 #define GDDT_MEMORY_ATTRIBUTE(type, device) \
   ((void *)(intptr_t)((((intptr_t)(device)) + 1) * 16 + (intptr_t)(type)))
 
+/*
+ * OpenCL buffers. *newtype becomes a duplicate of `type` declaring that the buffer argument of
+ * every MPI call made with it is an OpenCL buffer (a cl_mem, cast to void *), in which the
+ * datatype's byte 0 lies `offset` bytes in, moved in order on `queue` (a cl_command_queue of the
+ * buffer's context; gddt's moves finish before the call returns). Commit it before use and free
+ * it with MPI_Type_free; MPI_Type_dup keeps the declaration. MPI_Pack and MPI_Unpack take such a
+ * buffer on the typed side (the packed side is host memory). Returns an MPI error code.
+ * A cl_mem passed with a datatype lacking the declaration is a host pointer to MPI: the library
+ * reads or writes the handle's own memory (docs/usage.md).
+ */
+GDDT_EXPORT int gddt_type_opencl(MPI_Datatype type, void *queue, MPI_Aint offset, MPI_Datatype *newtype);
+
 /* The MPI error class gddt raises for a status (MPI_SUCCESS for GDDT_OK). */
 GDDT_EXPORT int gddt_status_to_mpi_error(gddt_status_t status);
 

@@ -194,6 +194,7 @@ extern "C" const char* gddt_memory_type_name(gddt_memory_type_t type) {
     case GDDT_MEMORY_PINNED: return "pinned";
     case GDDT_MEMORY_DEVICE: return "device";
     case GDDT_MEMORY_MANAGED: return "managed";
+    case GDDT_MEMORY_OPENCL: return "opencl";
   }
   return "unknown";
 }

@@ -17,7 +17,10 @@ struct Kind {
   int device = -1;
 
   bool host_accessible() const { return type == GDDT_MEMORY_HOST || type == GDDT_MEMORY_PINNED || type == GDDT_MEMORY_MANAGED; }
-  bool device_accessible() const { return type != GDDT_MEMORY_HOST; }
+  // By the CUDA backend's kernels.
+  bool device_accessible() const {
+    return type == GDDT_MEMORY_PINNED || type == GDDT_MEMORY_DEVICE || type == GDDT_MEMORY_MANAGED;
+  }
   bool is_device() const { return type == GDDT_MEMORY_DEVICE || type == GDDT_MEMORY_MANAGED; }
 };
 

@@ -12,7 +12,7 @@
 #include "mpi/interpose.hpp"
 #include "mpi/p2p.hpp"
 #include "mpi/pack_api.hpp"
-#include "pack/backend.hpp"
+#include "pack/engine.hpp"
 
 namespace gddt::mpi {
 
@@ -76,7 +76,9 @@ int Finalize(void) {
     counters::print("rank " + std::to_string(rank));
   }
   release_resources();
-  if (pack::cuda_backend().stop != nullptr) pack::cuda_backend().stop();
+  pack::for_each_backend([](const pack::Backend& backend) {
+    if (backend.stop != nullptr) backend.stop();
+  });
   type::clear_cache();
   pool::trim();
   detail::finalized.store(true, std::memory_order_relaxed);

@@ -12,6 +12,7 @@
 #include "mpi/entry_points.hpp"
 #include "mpi/errors.hpp"
 #include "mpi/interpose.hpp"
+#include "mpi/opencl_types.hpp"
 #include "mpi/pack_api.hpp"
 #include "pack/backend.hpp"
 #include "protocol/cuda_awareness.hpp"
@@ -38,7 +39,7 @@ using protocol::Side;
 void settle_passage() {
   if (passage.load(std::memory_order_relaxed) != Passage::kUndecided) return;
   Passage decided = Passage::kPlainHostTypes;
-  if (disabled() || !(gpu::available() || host_through_gddt())) {
+  if (disabled() || !(gpu::available() || host_through_gddt() || opencl_types_made())) {
     decided = Passage::kAll;
   } else if (host_through_gddt()) {
     decided = Passage::kNone;
@@ -79,6 +80,24 @@ int finish_reporting(Operation& operation, int error, MPI_Status& status) {
   return rc;
 }
 
+// A side whose datatype declares an OpenCL buffer (gddt_type_opencl): always staged through host
+// memory as packed bytes, whatever the library.
+int prepare_opencl(const Call& call, const pack::OpenclBuffer& opencl, int count, MPI_Datatype datatype, MPI_Comm comm,
+                   Side* side) {
+  if (count < 0) return raise(comm, GDDT_ERR_COUNT);
+  if (count == 0 && !(protocol::stages_empty_receives() && call.kind == Operation::Kind::kReceive)) return MPI_SUCCESS;
+  type::LayoutPtr layout;
+  const Status status = resolve_datatype(datatype, &layout);
+  if (is_error(status)) return raise(comm, status);
+  protocol::Message message;
+  message.layout = layout;
+  message.count = count;
+  message.buffer = side->buffer;
+  message.kind = memory::Kind{GDDT_MEMORY_OPENCL, -1};
+  message.opencl = opencl;
+  return raise(comm, protocol::stage(message, call, comm, side));
+}
+
 // Checks the arguments of one side and hands it to the transports (protocol::stage). Returns
 // MPI_SUCCESS or the error class raised on `comm`.
 int prepare(const Call& asked, const void* buf, int count, MPI_Datatype datatype, int peer, MPI_Comm comm,
@@ -89,6 +108,9 @@ int prepare(const Call& asked, const void* buf, int count, MPI_Datatype datatype
   side->count = count;
   side->datatype = datatype;
   settle_passage();
+  pack::OpenclBuffer opencl;
+  if (peer != MPI_PROC_NULL && comm != MPI_COMM_NULL && opencl_buffer_of(datatype, buf, &opencl))
+    return prepare_opencl(call, opencl, count, datatype, comm, side);
   // A receive of no bytes is staged too where contiguous receives overrun: a longer message must
   // not be written past its buffer either.
   const bool empty_receive_staged = protocol::stages_empty_receives() && call.kind == Operation::Kind::kReceive;

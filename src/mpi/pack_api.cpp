@@ -13,6 +13,7 @@
 #include "core/memory.hpp"
 #include "gddt/gddt_mpi.h"
 #include "mpi/errors.hpp"
+#include "mpi/opencl_types.hpp"
 #include "protocol/transfer.hpp"
 
 namespace gddt::mpi {
@@ -299,6 +300,38 @@ bool on_library_memory(const void* buf, MPI_Datatype datatype) {
 
 namespace {
 
+// MPI_Pack or MPI_Unpack of a datatype declaring an OpenCL buffer (gddt_type_opencl): the
+// typed side is that buffer, the packed side must be host memory.
+int opencl_pack_or_unpack(bool packing, const pack::OpenclBuffer& typed, int count, MPI_Datatype datatype,
+                          const void* packed, int packed_size, int* position, MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) return MPI_ERR_COMM;
+  if (position == nullptr || packed_size < 0 || *position < 0 || *position > packed_size)
+    return raise(comm, GDDT_ERR_INVALID_ARG);
+  if (count < 0) return raise(comm, GDDT_ERR_COUNT);
+  type::LayoutPtr layout;
+  Status status = resolve_datatype(datatype, &layout);
+  if (is_error(status)) return raise(comm, status);
+  const std::int64_t bytes = static_cast<std::int64_t>(count) * layout->size;
+  if (bytes > packed_size - *position) return raise(comm, GDDT_ERR_TRUNCATE);
+  if (bytes == 0) return MPI_SUCCESS;
+  if (packed == nullptr) return raise(comm, GDDT_ERR_BUFFER);
+  char* packed_at = const_cast<char*>(static_cast<const char*>(packed)) + *position;
+  memory::Kind packed_kind;
+  status = memory::classify(packed_at, &packed_kind);
+  if (!is_error(status) && !packed_kind.host_accessible()) status = GDDT_ERR_UNSUPPORTED;
+  if (is_error(status)) return raise(comm, status);
+  const memory::Kind typed_kind{GDDT_MEMORY_OPENCL, -1};
+  const pack::Window window{layout.get(), count, 0, bytes};
+  const protocol::Way way = protocol::choose(typed_kind, packed_kind, bytes);
+  status = packing ? protocol::pack(window, &typed, typed_kind, packed_at, packed_kind, nullptr, way)
+                   : protocol::unpack(window, const_cast<pack::OpenclBuffer*>(&typed), typed_kind, packed_at,
+                                      packed_kind, nullptr, way);
+  if (is_error(status)) return raise(comm, status);
+  *position += static_cast<int>(bytes);
+  counters::add(packing ? counters::Counter::kPacks : counters::Counter::kUnpacks, 1);
+  return MPI_SUCCESS;
+}
+
 // What MPI_Pack and MPI_Unpack share. `forward` hands the call to the library, `move` moves
 // the bytes of a datatype gddt expresses, `bounce` those of one it does not.
 template <typename Forward, typename Move, typename Bounce>
@@ -327,6 +360,9 @@ int pack_or_unpack(counters::Counter done, const void* typed, int count, MPI_Dat
 
 int pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
          int* position, MPI_Comm comm) {
+  pack::OpenclBuffer opencl;
+  if (opencl_buffer_of(datatype, inbuf, &opencl))
+    return opencl_pack_or_unpack(true, opencl, incount, datatype, outbuf, outsize, position, comm);
   char* out = static_cast<char*>(outbuf) + (position != nullptr ? *position : 0);
   return pack_or_unpack(
       counters::Counter::kPacks, inbuf, incount, datatype, outbuf, outsize, position, comm,
@@ -339,6 +375,9 @@ int pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, in
 
 int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,
            MPI_Datatype datatype, MPI_Comm comm) {
+  pack::OpenclBuffer opencl;
+  if (opencl_buffer_of(datatype, outbuf, &opencl))
+    return opencl_pack_or_unpack(false, opencl, outcount, datatype, inbuf, insize, position, comm);
   const char* in = static_cast<const char*>(inbuf) + (position != nullptr ? *position : 0);
   return pack_or_unpack(
       counters::Counter::kUnpacks, outbuf, outcount, datatype, inbuf, insize, position, comm,
@@ -370,6 +409,7 @@ void release_resources() {
   std::lock_guard<std::mutex> lock(keyval_mutex);
   int keyval = memory_keyval.exchange(MPI_KEYVAL_INVALID);
   if (keyval != MPI_KEYVAL_INVALID) PMPI_Type_free_keyval(&keyval);
+  release_opencl_keyval();
 }
 
 }  // namespace gddt::mpi

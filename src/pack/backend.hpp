@@ -1,8 +1,7 @@
 // The pack backends' one interface. A backend moves the bytes of a packed-stream window
 // between a typed buffer (laid out as the datatype says) and a contiguous packed buffer.
-// Both buffers must be accessible to the backend: the host backend needs host-accessible
-// memory, the CUDA backend device-accessible memory (device, managed or pinned host). The
-// engine (engine.hpp) picks the backend and stages between memory kinds.
+// Both buffers must be of memory kinds the backend declares it reaches (Backend::cost). The
+// engine (engine.hpp) picks the backend; the protocol stages between memory kinds.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +20,19 @@ struct Window {
   std::int64_t length = 0;
 };
 
-// Slot indices into type::Layout::backend_slots.
-enum BackendSlotIndex { kHostSlot = 0, kCudaSlot = 1, kOpenclSlot = 2 };
+// Slot indices into type::Layout::backend_slots, one per row of backends.def.
+enum BackendSlotIndex {
+#define GDDT_BACKEND(slot, function) slot,
+#include "pack/backends.def"
+#undef GDDT_BACKEND
+  kBackendCount
+};
+static_assert(kBackendCount <= type::BackendSlots::kSlots, "a layout has a slot for every backend");
+
+// Memory kinds a backend may reach, indexing Backend::cost.
+constexpr int kMemoryTypes = GDDT_MEMORY_OPENCL + 1;
+// Backend::cost of a memory kind the backend cannot touch.
+constexpr int kUnreachable = -1;
 
 // Whether the caller already found the legacy default stream idle since its MPI call began (a
 // blocking receive asks while it waits for its message), or a resident move must ask first.
@@ -38,6 +48,16 @@ inline bool resident_may_take(std::int64_t length) {
 // Windows one launch of the CUDA backend's pack_set or unpack_set moves at most.
 constexpr int kSetMost = 8;
 
+// The typed side of a window in an OpenCL buffer (memory kind GDDT_MEMORY_OPENCL): what a
+// backend's `typed` pointer points to instead of the data, since a cl_mem is a handle, not an
+// address. The datatype's byte 0 (the `buf` of an MPI call) is `offset` bytes into `buffer`;
+// `queue` (a cl_command_queue of the buffer's context) orders the moves.
+struct OpenclBuffer {
+  void* buffer = nullptr;
+  void* queue = nullptr;
+  std::int64_t offset = 0;
+};
+
 // One window of several that a backend moves in one call (pack_set, unpack_set). The typed
 // side is read by packs and written by unpacks; the packed side the reverse.
 struct WindowMove {
@@ -48,6 +68,11 @@ struct WindowMove {
 
 struct Backend {
   const char* name;
+  // What moving a byte of each memory kind costs this backend on the typed and on the packed
+  // side, relative to the host backend on host memory (1), or kUnreachable. The engine gives a
+  // pair of buffers the backend with the lowest sum among those reaching both.
+  int typed_cost[kMemoryTypes];
+  int packed_cost[kMemoryTypes];
   // Copies window bytes from `typed` into `packed` (packed receives exactly length bytes).
   Status (*pack)(const Window& window, const void* typed, void* packed, gpu::Stream stream);
   // Copies `length` bytes from `packed` into the window positions of `typed`; bytes of
@@ -71,11 +96,5 @@ struct Backend {
   Status (*pack_set)(const WindowMove* moves, int count, gpu::Stream stream);
   Status (*unpack_set)(const WindowMove* moves, int count, gpu::Stream stream);
 };
-
-// Synchronous, on the calling thread; `stream` is ignored.
-const Backend& host_backend();
-// Asynchronous on `stream` (a stream of the current device; the caller sets the device with
-// gpu::DeviceGuard). With CUDA compiled out every call returns GDDT_ERR_NO_DEVICE.
-const Backend& cuda_backend();
 
 }  // namespace gddt::pack

@@ -64,6 +64,9 @@ Status Lanes::open(bool pack_on_gpu, bool copy_on_gpu, int device, gpu::Stream u
   lanes->pack_on_gpu_ = pack_on_gpu;
   lanes->copy_on_gpu_ = copy_on_gpu;
   lanes->device_ = device;
+  // The pack lane moves chunks between the typed buffer and scratch in the same memory.
+  const gddt_memory_type_t pack_memory = pack_on_gpu ? GDDT_MEMORY_DEVICE : GDDT_MEMORY_HOST;
+  lanes->packer_ = pack::backend_for(pack_memory, pack_memory);
   if (!lanes->on_gpu()) return GDDT_OK;
   GDDT_CHECK(borrow_context(device, &lanes->context_));
   // Work the user queued before the call must finish before our lanes touch the buffers: on
@@ -83,13 +86,13 @@ Lanes::~Lanes() {
 }
 
 Status Lanes::pack(const pack::Window& window, const void* typed, void* packed) {
-  if (pack_on_gpu_) return pack::cuda_backend().pack(window, typed, packed, context_->streams[kPackLane]);
-  return pack::host_backend().pack(window, typed, packed, nullptr);
+  if (packer_ == nullptr) return GDDT_ERR_INTERNAL;
+  return packer_->pack(window, typed, packed, pack_on_gpu_ ? context_->streams[kPackLane] : nullptr);
 }
 
 Status Lanes::unpack(const pack::Window& window, void* typed, const void* packed) {
-  if (pack_on_gpu_) return pack::cuda_backend().unpack(window, typed, packed, context_->streams[kPackLane]);
-  return pack::host_backend().unpack(window, typed, packed, nullptr);
+  if (packer_ == nullptr) return GDDT_ERR_INTERNAL;
+  return packer_->unpack(window, typed, packed, pack_on_gpu_ ? context_->streams[kPackLane] : nullptr);
 }
 
 Status Lanes::copy(void* dst, const void* src, std::size_t bytes) {

@@ -10,7 +10,7 @@
 
 #include "core/gpu.hpp"
 #include "core/pool.hpp"
-#include "pack/backend.hpp"
+#include "pack/engine.hpp"
 
 namespace gddt::protocol {
 
@@ -20,8 +20,8 @@ class Lanes {
   static constexpr int kMarkers = 4;
   struct GpuContext;  // streams and events, borrowed from a per-device free list
 
-  // pack_on_gpu: the pack lane runs the CUDA backend on `device`, else the host backend on the
-  // calling thread. copy_on_gpu: copies are cudaMemcpyAsync on `device`, else memcpy.
+  // pack_on_gpu: the pack lane runs the backend of device memory on `device`, else the one of
+  // host memory on the calling thread. copy_on_gpu: copies are cudaMemcpyAsync on `device`, else memcpy.
   // Both lanes are ordered after the user's earlier work on `user_stream`, or, without one, on
   // the legacy default stream.
   static Status open(bool pack_on_gpu, bool copy_on_gpu, int device, gpu::Stream user_stream, Lanes* lanes);
@@ -47,6 +47,7 @@ class Lanes {
   bool pack_on_gpu_ = false;
   bool copy_on_gpu_ = false;
   int device_ = -1;
+  const pack::Backend* packer_ = nullptr;
   GpuContext* context_ = nullptr;
 };
 

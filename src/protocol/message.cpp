@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "pack/engine.hpp"
 #include "protocol/transfer.hpp"
 
 namespace gddt::protocol {
@@ -12,7 +13,8 @@ namespace {
 // CPU, so that machines without a GPU exercise it.
 Way way_for(memory::Kind typed, memory::Kind staged, std::int64_t bytes) {
   Way way = choose(typed, staged, bytes);
-  return way == Way::kHost ? Way::kPipelined : way;
+  // The OpenCL backend moves a whole window itself: the chunk lanes know host and CUDA memory.
+  return way == Way::kHost && typed.type != GDDT_MEMORY_OPENCL ? Way::kPipelined : way;
 }
 
 pack::Window whole(const Message& message, std::int64_t bytes) {
@@ -73,7 +75,7 @@ Status copy_span_back(const Message& message, const Staging& staging) {
 
 Status pack_message(const Message& message, const Staging& staging, const gpu::WhileWaiting& meanwhile) {
   const std::int64_t bytes = message.bytes();
-  return pack(whole(message, bytes), message.buffer, message.kind, staging.data(), staging.kind(), nullptr,
+  return pack(whole(message, bytes), message.typed(), message.kind, staging.data(), staging.kind(), nullptr,
               way_for(message.kind, staging.kind(), bytes), meanwhile);
 }
 
@@ -83,7 +85,7 @@ Status queue_pack(const Message& message, const Staging& staging, gpu::Stream* s
   const std::int64_t bytes = message.bytes();
   const Way way = way_for(message.kind, staging.kind(), bytes);
   if (way == Way::kDevice || way == Way::kZeroCopy) GDDT_CHECK(message_stream(message, staging, stream));
-  return pack(whole(message, bytes), message.buffer, message.kind, staging.data(), staging.kind(), *stream, way,
+  return pack(whole(message, bytes), message.typed(), message.kind, staging.data(), staging.kind(), *stream, way,
               meanwhile);
 }
 
@@ -111,8 +113,10 @@ Status queue_set(const MessageMove* moves, int count, gpu::Stream stream) {
 Status queue_windows(bool packing, const pack::WindowMove* windows, int count, int device, gpu::Stream stream) {
   if (count <= 0) return GDDT_OK;
   gpu::DeviceGuard guard(device);
-  const pack::Backend& cuda = pack::cuda_backend();
-  const auto set = packing ? cuda.pack_set : cuda.unpack_set;
+  // Windows queued on a stream of `device` are moved by the backend of its memory.
+  const pack::Backend* backend = pack::backend_for(GDDT_MEMORY_DEVICE, GDDT_MEMORY_DEVICE);
+  if (backend == nullptr) return GDDT_ERR_INTERNAL;
+  const auto set = packing ? backend->pack_set : backend->unpack_set;
   for (int first = 0; first < count; first += pack::kSetMost) {
     const int members = std::min(pack::kSetMost, count - first);
     if (set != nullptr) {
@@ -120,8 +124,8 @@ Status queue_windows(bool packing, const pack::WindowMove* windows, int count, i
       continue;
     }
     for (const pack::WindowMove* w = windows + first; w != windows + first + members; ++w) {
-      GDDT_CHECK(packing ? cuda.pack(w->window, w->typed, const_cast<void*>(w->packed), stream)
-                         : cuda.unpack(w->window, const_cast<void*>(w->typed), w->packed, stream));
+      GDDT_CHECK(packing ? backend->pack(w->window, w->typed, const_cast<void*>(w->packed), stream)
+                         : backend->unpack(w->window, const_cast<void*>(w->typed), w->packed, stream));
     }
   }
   return GDDT_OK;
@@ -137,8 +141,8 @@ Status queue_unpacks(const MessageMove* moves, int count, gpu::Stream stream) {
 
 Status unpack_message(const Message& message, const Staging& staging, std::int64_t received, gpu::Stream stream,
                       const gpu::WhileWaiting& meanwhile, pack::Ordering ordering) {
-  return unpack(whole(message, received), message.buffer, message.kind, staging.data(), staging.kind(), stream,
-                way_for(message.kind, staging.kind(), received), meanwhile, ordering);
+  return unpack(whole(message, received), const_cast<void*>(message.typed()), message.kind, staging.data(),
+                staging.kind(), stream, way_for(message.kind, staging.kind(), received), meanwhile, ordering);
 }
 
 }  // namespace gddt::protocol

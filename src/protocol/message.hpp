@@ -40,6 +40,9 @@ struct Message {
   std::int64_t count = 0;
   void* buffer = nullptr;  // as the user passed it (typemap offsets are relative to it)
   memory::Kind kind;       // where its bytes live
+  pack::OpenclBuffer opencl;  // kind GDDT_MEMORY_OPENCL: the buffer (a cl_mem), its queue and offset
+  // What the backends take as the typed side: the OpenCL buffer's description, else the buffer.
+  const void* typed() const { return kind.type == GDDT_MEMORY_OPENCL ? &opencl : buffer; }
   std::int64_t bytes() const { return count * layout->size; }
   // The datatype's elements lie back to back: their bytes can be handed to MPI as they are.
   bool contiguous() const;

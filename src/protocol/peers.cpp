@@ -23,7 +23,7 @@
 #include "core/config.hpp"
 #include "core/counters.hpp"
 #include "core/log.hpp"
-#include "pack/backend.hpp"
+#include "pack/engine.hpp"
 
 namespace gddt::protocol {
 
@@ -32,6 +32,10 @@ namespace peers {
 std::atomic<bool> detail::active{false};
 
 namespace {
+
+// The backend the engine picks for windows between two buffers of `memory` (one always exists for
+// host and for device memory).
+const pack::Backend& within(gddt_memory_type_t memory) { return *pack::backend_for(memory, memory); }
 
 // --- the node's table in shared memory ---
 
@@ -458,7 +462,7 @@ Status read_marker(const Operation& operation, std::uint64_t* sequence) {
       const char* typed = operation.route == Route::kForward
                               ? static_cast<const char*>(message.buffer)
                               : static_cast<const char*>(operation.staging.data()) - message.span_lb();
-      GDDT_CHECK(pack::host_backend().pack(pack::Window{message.layout.get(), message.count, 0, kMarkerBytes}, typed,
+      GDDT_CHECK(within(GDDT_MEMORY_HOST).pack(pack::Window{message.layout.get(), message.count, 0, kMarkerBytes}, typed,
                                            marker, nullptr));
       break;
     }
@@ -495,7 +499,7 @@ Status unpack_remote(Operation& operation, const Header& header, std::int64_t by
                          (message.kind.is_device() && message.kind.device == device);
   if (reachable) {
     const pack::Window window{message.layout.get(), message.count, 0, bytes};
-    GDDT_CHECK(pack::cuda_backend().unpack(window, message.buffer, packed, stream));
+    GDDT_CHECK(within(GDDT_MEMORY_DEVICE).unpack(window, message.buffer, packed, stream));
     GDDT_CHECK(gpu::stream_synchronize(stream));
   } else {
     Staging landing;

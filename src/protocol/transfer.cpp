@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "core/config.hpp"
+#include "pack/engine.hpp"
 #include "protocol/lanes.hpp"
 
 namespace gddt::protocol {
@@ -155,21 +156,22 @@ Status transfer(const pack::Window& w, char* typed, memory::Kind typed_kind, cha
   auto backend_call = [&](const pack::Backend& backend, gpu::Stream s) {
     return kPacking ? backend.pack(w, typed, packed, s) : backend.unpack(w, typed, packed, s);
   };
-  if (way == Way::kHost) return backend_call(pack::host_backend(), nullptr);
+  const pack::Backend* backend = pack::backend_for(typed_kind.type, packed_kind.type);
+  if (way == Way::kHost) return backend != nullptr ? backend_call(*backend, nullptr) : GDDT_ERR_INTERNAL;
   const bool gpu_involved = typed_kind.is_device() || packed_kind.is_device();
   if (gpu_involved && !gpu::available()) return GDDT_ERR_NO_DEVICE;
   const int device = gpu_involved ? device_of(typed_kind, packed_kind) : -1;
   gpu::DeviceGuard guard(device);
   if (way != Way::kPipelined) {
-    const pack::Backend& cuda = pack::cuda_backend();
-    if (stream == nullptr && cuda.pack_now != nullptr &&
+    if (backend == nullptr) return GDDT_ERR_INTERNAL;
+    if (stream == nullptr && backend->pack_now != nullptr &&
         (way == Way::kDevice || resident_may_take_zero_copy(w.length))) {
       bool served = false;
-      const Status status = kPacking ? cuda.pack_now(w, typed, packed, ordering, meanwhile, &served)
-                                     : cuda.unpack_now(w, typed, packed, ordering, meanwhile, &served);
+      const Status status = kPacking ? backend->pack_now(w, typed, packed, ordering, meanwhile, &served)
+                                     : backend->unpack_now(w, typed, packed, ordering, meanwhile, &served);
       if (served || is_error(status)) return status;
     }
-    return in_place(device, stream, meanwhile, [&](gpu::Stream s) { return backend_call(cuda, s); });
+    return in_place(device, stream, meanwhile, [&](gpu::Stream s) { return backend_call(*backend, s); });
   }
   Lanes lanes;
   GDDT_CHECK(open_lanes(typed_kind, packed_kind, stream, &lanes));

@@ -89,6 +89,8 @@ struct Pair {
   bool cuda_aware;  // the library takes device pointers
   Route forced;     // GDDT_PROTOCOL's route for device messages; kForward for "auto"
   bool device() const { return message.kind.is_device(); }
+  // An OpenCL buffer: only its packed bytes, in host staging, can reach the library.
+  bool opencl() const { return message.kind.type == GDDT_MEMORY_OPENCL; }
   bool send() const { return call.kind == Operation::Kind::kSend; }
   // A CUDA-aware library's device path costs more per message than a host one; small messages save
   // more there than a GPU-to-host copy costs them.
@@ -98,7 +100,7 @@ struct Pair {
 // --- the host library's own work ---
 
 bool forward_serves(const Pair& pair) {
-  return !pair.device() && (!host_through_gddt() || (kHostSpanForStagedSends && pair.send()));
+  return !pair.device() && !pair.opencl() && (!host_through_gddt() || (kHostSpanForStagedSends && pair.send()));
 }
 
 Status hand_unchanged(const Message&, const Call&, Operation*, Side*) { return GDDT_OK; }
@@ -169,6 +171,7 @@ Status empty_packed(Operation& operation, std::int64_t received, gpu::Stream* qu
 // --- the typed span copied to host memory ---
 
 bool host_span_serves(const Pair& pair) {
+  if (pair.opencl()) return false;
   return (kHostSpanForStagedSends && pair.send()) || (kHostSpanForExchangeReceives && pair.call.exchange_receive);
 }
 

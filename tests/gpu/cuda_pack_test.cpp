@@ -17,6 +17,7 @@
 #include "core/gpu.hpp"
 #include "memory_buffer.hpp"
 #include "pack/cuda/plan.hpp"
+#include "pack/engine.hpp"
 #include "pack/cuda/resident.hpp"
 #include "protocol/transfer.hpp"
 #include "random_cases.hpp"
@@ -36,6 +37,8 @@ using gddt_test::Buffer;
 using gddt_test::memory_kind_name;
 using gddt_test::MemoryKind;
 
+const pack::Backend& cuda_backend() { return pack::backend_at(pack::kCudaSlot); }
+
 // The environment check_case() drives: the backend on a stream, buffers of chosen kinds.
 struct CudaEnv {
   CudaEnv(Buffer* typed_buffer_, Buffer* packed_buffer_, cudaStream_t s)
@@ -53,8 +56,8 @@ struct CudaEnv {
   void upload(char* dst, const char* src, std::int64_t bytes) { note(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault)); }
   void download(char* dst, const char* src, std::int64_t bytes) { note(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault)); }
   void synchronize() { note(cudaStreamSynchronize(stream)); }
-  Status pack(const pack::Window& w, const void* t, void* p) { return pack::cuda_backend().pack(w, t, p, stream); }
-  Status unpack(const pack::Window& w, void* t, const void* p) { return pack::cuda_backend().unpack(w, t, p, stream); }
+  Status pack(const pack::Window& w, const void* t, void* p) { return cuda_backend().pack(w, t, p, stream); }
+  Status unpack(const pack::Window& w, void* t, const void* p) { return cuda_backend().unpack(w, t, p, stream); }
   void note(cudaError_t e) {
     if (e != cudaSuccess && error.empty()) error = cudaGetErrorString(e);
   }
@@ -74,12 +77,12 @@ struct ResidentEnv : CudaEnv {
   // left queued there would hold up the legacy default stream, and the next window with it.
   Status pack(const pack::Window& w, const void* t, void* p) {
     bool served = false;
-    const Status status = pack::cuda_backend().pack_now(w, t, p, pack::Ordering::kCheckLegacyStream, {}, &served);
+    const Status status = cuda_backend().pack_now(w, t, p, pack::Ordering::kCheckLegacyStream, {}, &served);
     return counted(w, served, status) ? status : waited(CudaEnv::pack(w, t, p));
   }
   Status unpack(const pack::Window& w, void* t, const void* p) {
     bool served = false;
-    const Status status = pack::cuda_backend().unpack_now(w, t, p, pack::Ordering::kCheckLegacyStream, {}, &served);
+    const Status status = cuda_backend().unpack_now(w, t, p, pack::Ordering::kCheckLegacyStream, {}, &served);
     return counted(w, served, status) ? status : waited(CudaEnv::unpack(w, t, p));
   }
   Status waited(Status status) {
@@ -116,7 +119,7 @@ struct SetEnv : CudaEnv {
   }
   void flush() {
     if (waiting_.empty()) return;
-    const pack::Backend& cuda = pack::cuda_backend();
+    const pack::Backend& cuda = cuda_backend();
     const auto count = static_cast<int>(waiting_.size());
     const Status status = unpacking_ ? cuda.unpack_set(waiting_.data(), count, stream)
                                      : cuda.pack_set(waiting_.data(), count, stream);
@@ -226,11 +229,11 @@ TEST_F(CudaPack, ResidentKernelWaitsForTheLegacyDefaultStream) {
         cudaMemcpyAsync(slow_target.data(), slow_source.data(), kSlowBytes, cudaMemcpyHostToDevice, cudaStreamLegacy));
     CUDA_ASSERT(cudaMemcpyAsync(typed.data(), fresh.data(), kBytes, cudaMemcpyDeviceToDevice, cudaStreamLegacy));
     bool served = false;
-    ASSERT_EQ(pack::cuda_backend().pack_now(window, typed.data(), packed.data(), pack::Ordering::kCheckLegacyStream, {},
+    ASSERT_EQ(cuda_backend().pack_now(window, typed.data(), packed.data(), pack::Ordering::kCheckLegacyStream, {},
                                             &served),
               GDDT_OK);
     if (!served) {
-      ASSERT_EQ(pack::cuda_backend().pack(window, typed.data(), packed.data(), stream_), GDDT_OK);
+      ASSERT_EQ(cuda_backend().pack(window, typed.data(), packed.data(), stream_), GDDT_OK);
       CUDA_ASSERT(cudaStreamSynchronize(stream_));
     }
     served_count += served ? 1 : 0;
@@ -277,7 +280,7 @@ TEST_F(CudaPack, PipelineWaitsForTheLegacyDefaultStream) {
 TEST_F(CudaPack, ResidentKernelExitsWhenIdleAndRestarts) {
   ASSERT_EQ(setenv("GDDT_RESIDENT_IDLE_US", "20", 1), 0);
   config::reload_for_testing();
-  pack::cuda_backend().stop();  // the next ring is opened with the short idle time
+  cuda_backend().stop();  // the next ring is opened with the short idle time
   const pack::cuda_impl::ResidentCounts before = pack::cuda_impl::resident_counts();
   Buffer typed(MemoryKind::kDevice, kTypedBytes), packed(MemoryKind::kPinned, kPackedBytes);
   ResidentEnv env(&typed, &packed, stream_);
@@ -287,7 +290,7 @@ TEST_F(CudaPack, ResidentKernelExitsWhenIdleAndRestarts) {
     const Case c = testing::random_case(i, &gen, 16 << 10, 1 << 20);
     ASSERT_TRUE(testing::check_case(c, &env, &gen.rng())) << c.describe();
     std::this_thread::sleep_for(std::chrono::microseconds(500));
-    if (i == kCases / 2) pack::cuda_backend().stop();
+    if (i == kCases / 2) cuda_backend().stop();
   }
   const pack::cuda_impl::ResidentCounts after = pack::cuda_impl::resident_counts();
   std::printf("%d windows, %d declined, %llu launches\n", env.windows, env.declined,
@@ -297,7 +300,7 @@ TEST_F(CudaPack, ResidentKernelExitsWhenIdleAndRestarts) {
   EXPECT_GE(after.launches - before.launches, static_cast<std::uint64_t>(kCases));
   ASSERT_EQ(unsetenv("GDDT_RESIDENT_IDLE_US"), 0);
   config::reload_for_testing();
-  pack::cuda_backend().stop();
+  cuda_backend().stop();
 }
 
 // A call is one launch (a kernel or one copy), with no synchronization and no allocation: it
@@ -312,14 +315,14 @@ TEST_F(CudaPack, EachCallIsOneLaunch) {
     unsigned char* t = typed.data() + g.typed_origin;
     unsigned char* p = packed.data() + g.packed_start;
     // The first call of a block list uploads its tables, once; that one is not captured.
-    ASSERT_EQ(pack::cuda_backend().pack(c.window(0), t, p, stream_), GDDT_OK) << c.describe();
+    ASSERT_EQ(cuda_backend().pack(c.window(0), t, p, stream_), GDDT_OK) << c.describe();
     CUDA_ASSERT(cudaStreamSynchronize(stream_));
     for (std::size_t w = 0; w < c.windows.size() && w < 4; ++w) {
       for (bool unpack : {false, true}) {
         cudaGraph_t graph = nullptr;
         CUDA_ASSERT(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal));
-        const Status status = unpack ? pack::cuda_backend().unpack(c.window(w), t, p + c.windows[w].first, stream_)
-                                     : pack::cuda_backend().pack(c.window(w), t, p + c.windows[w].first, stream_);
+        const Status status = unpack ? cuda_backend().unpack(c.window(w), t, p + c.windows[w].first, stream_)
+                                     : cuda_backend().pack(c.window(w), t, p + c.windows[w].first, stream_);
         CUDA_ASSERT(cudaStreamEndCapture(stream_, &graph));
         std::size_t nodes = 0;
         CUDA_ASSERT(cudaGraphGetNodes(graph, nullptr, &nodes));
@@ -360,14 +363,14 @@ TEST_F(CudaPack, SetsShareLaunches) {
   };
   // Uploads the block list's table outside the capture.
   const pack::WindowMove once = moves_of(list, 1, 0)[0];
-  ASSERT_EQ(pack::cuda_backend().pack(once.window, once.typed, const_cast<void*>(once.packed), stream_), GDDT_OK);
+  ASSERT_EQ(cuda_backend().pack(once.window, once.typed, const_cast<void*>(once.packed), stream_), GDDT_OK);
   CUDA_ASSERT(cudaStreamSynchronize(stream_));
   auto launches = [&](const std::vector<pack::WindowMove>& moves, bool unpack) {
     cudaGraph_t graph = nullptr;
     EXPECT_EQ(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal), cudaSuccess);
     const auto count = static_cast<int>(moves.size());
-    const Status status = unpack ? pack::cuda_backend().unpack_set(moves.data(), count, stream_)
-                                 : pack::cuda_backend().pack_set(moves.data(), count, stream_);
+    const Status status = unpack ? cuda_backend().unpack_set(moves.data(), count, stream_)
+                                 : cuda_backend().pack_set(moves.data(), count, stream_);
     EXPECT_EQ(cudaStreamEndCapture(stream_, &graph), cudaSuccess);
     EXPECT_EQ(status, GDDT_OK);
     std::size_t nodes = 0;
@@ -415,7 +418,7 @@ TEST_F(CudaPack, BlockListWithItsTableInGlobalMemory) {
     const pack::Window w{&list, count, offset, length};
     typed.upload(typed_host.data(), typed_host.size());
     packed.fill(0x5a);
-    ASSERT_EQ(pack::cuda_backend().pack(w, typed.data(), packed.data(), stream_), GDDT_OK);
+    ASSERT_EQ(cuda_backend().pack(w, typed.data(), packed.data(), stream_), GDDT_OK);
     CUDA_ASSERT(cudaStreamSynchronize(stream_));
     std::vector<char> got(packed.size()), expected(packed.size(), 0x5a);
     packed.download(got.data(), got.size());
@@ -423,7 +426,7 @@ TEST_F(CudaPack, BlockListWithItsTableInGlobalMemory) {
     EXPECT_TRUE(got == expected) << "pack of [" << offset << "+" << length << ")";
 
     packed.upload(packed_host.data(), packed_host.size());
-    ASSERT_EQ(pack::cuda_backend().unpack(w, typed.data(), packed.data(), stream_), GDDT_OK);
+    ASSERT_EQ(cuda_backend().unpack(w, typed.data(), packed.data(), stream_), GDDT_OK);
     CUDA_ASSERT(cudaStreamSynchronize(stream_));
     std::vector<char> unpacked(typed_host.size()), expected_typed = typed_host;
     typed.download(unpacked.data(), unpacked.size());
@@ -461,12 +464,12 @@ TEST_F(CudaPack, ResidentKernelLeavesScatteredWindowsToALaunch) {
     CUDA_ASSERT(cudaStreamSynchronize(cudaStreamLegacy));  // else the resident kernel declines
     bool served = false;
     ASSERT_EQ(
-        pack::cuda_backend().pack_now(w, typed.data(), packed.data(), pack::Ordering::kCheckLegacyStream, {}, &served),
+        cuda_backend().pack_now(w, typed.data(), packed.data(), pack::Ordering::kCheckLegacyStream, {}, &served),
         GDDT_OK);
     EXPECT_EQ(served, c.served) << c.count << " words of " << c.word << " every " << c.stride << " bytes, " << blocks
                                 << " resident blocks";
     if (!served) {
-      ASSERT_EQ(pack::cuda_backend().pack(w, typed.data(), packed.data(), stream_), GDDT_OK);
+      ASSERT_EQ(cuda_backend().pack(w, typed.data(), packed.data(), stream_), GDDT_OK);
       CUDA_ASSERT(cudaStreamSynchronize(stream_));
     }
     std::vector<char> got(expected.size());
@@ -486,7 +489,7 @@ void check_far_window(const type::Layout& layout, std::int64_t offset, std::int6
   testing::fill_random(&typed_host, &rng);
   typed.upload(typed_host.data(), typed_host.size());
   const pack::Window w{&layout, 1, offset, length};
-  ASSERT_EQ(pack::cuda_backend().pack(w, typed.data() - touched_lb, packed.data(), stream), GDDT_OK);
+  ASSERT_EQ(cuda_backend().pack(w, typed.data() - touched_lb, packed.data(), stream), GDDT_OK);
   CUDA_ASSERT(cudaStreamSynchronize(stream));
   std::vector<char> got(static_cast<std::size_t>(length));
   packed.download(got.data(), got.size());

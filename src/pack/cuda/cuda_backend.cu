@@ -442,8 +442,17 @@ Status cuda_unpack_set(const WindowMove* moves, int count, gpu::Stream stream) {
 }  // namespace
 
 const Backend& cuda_backend() {
-  static const Backend backend{"cuda",        cuda_pack,     cuda_unpack,    cuda_pack_now, cuda_unpack_now,
-                               stop_resident, cuda_pack_set, cuda_unpack_set};
+  // Pinned host memory is read or written over the bus; pageable memory the kernels cannot reach.
+  static const Backend backend{"cuda",
+                               {kUnreachable, 4, 1, 1, kUnreachable},
+                               {kUnreachable, 4, 1, 1, kUnreachable},
+                               cuda_pack,
+                               cuda_unpack,
+                               cuda_pack_now,
+                               cuda_unpack_now,
+                               stop_resident,
+                               cuda_pack_set,
+                               cuda_unpack_set};
   return backend;
 }
 

@@ -37,7 +37,9 @@ Status host_unpack(const Window& w, void* typed, const void* packed, gpu::Stream
 }  // namespace
 
 const Backend& host_backend() {
-  static const Backend backend{"host", host_pack, host_unpack, nullptr, nullptr, nullptr, nullptr, nullptr};
+  // Managed memory costs the CPU page migrations; device memory it cannot touch.
+  static const Backend backend{"host",    {1, 1, kUnreachable, 8, kUnreachable}, {1, 1, kUnreachable, 8, kUnreachable},
+                               host_pack, host_unpack,              nullptr, nullptr, nullptr, nullptr, nullptr};
   return backend;
 }
 
