@@ -192,7 +192,15 @@ struct Pending {
   MPI_Request request = MPI_REQUEST_NULL;
   std::vector<char> bytes;
   std::unique_ptr<Staging> staging;
+  std::int64_t scratch_held = 0;  // device scratch counted in scratch_held_for_ipc
 };
+
+// Device scratch that transfers through CUDA IPC hold until their release: at most a quarter of
+// GDDT_POOL_DEVICE_MAX, so that the raw format, which new messages take beyond it, still finds
+// scratch for its own pipeline.
+std::atomic<std::int64_t> scratch_held_for_ipc{0};
+
+std::int64_t ipc_scratch_budget() { return static_cast<std::int64_t>(config::settings().pool_device_max / 4); }
 
 struct Lingering {
   std::mutex mutex;
@@ -208,7 +216,10 @@ Lingering& lingering() {
 void linger(Pending entry) {
   if (entry.request == MPI_REQUEST_NULL) return;
   int done = 0;
-  if (PMPI_Test(&entry.request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done) return;
+  if (PMPI_Test(&entry.request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done) {
+    scratch_held_for_ipc.fetch_sub(entry.scratch_held);
+    return;
+  }
   Lingering& l = lingering();
   std::lock_guard<std::mutex> lock(l.mutex);
   l.pending.push_back(std::move(entry));
@@ -228,7 +239,10 @@ void complete_lingering() {
   pending.erase(std::remove_if(pending.begin(), pending.end(),
                                [](Pending& entry) {
                                  int done = 0;
-                                 return PMPI_Test(&entry.request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || done;
+                                 const bool over =
+                                     PMPI_Test(&entry.request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || done;
+                                 if (over) scratch_held_for_ipc.fetch_sub(entry.scratch_held);
+                                 return over;
                                }),
                 pending.end());
   l.any.store(!pending.empty(), std::memory_order_release);
@@ -635,7 +649,7 @@ Route route_for_send(const Message& message, const Call& call, MPI_Comm comm) {
   const bool small = bytes <= config::settings().peer_inline_max;
   if (bytes == kMarkerBytes || (host_through_gddt() && small)) return Route::kPeerInline;
   if (message.kind.is_device() && bytes >= config::settings().peer_ipc_min && config::ipc() == config::Ipc::kAuto &&
-      bytes <= INT_MAX) {
+      bytes <= INT_MAX && scratch_held_for_ipc.load() + message.bytes() <= ipc_scratch_budget()) {
     gpu::DeviceUuid uuid;
     if (gpu::device_uuid(message.kind.device, &uuid) == GDDT_OK &&
         sees_gpu(channel->slot_of_rank[static_cast<std::size_t>(call.peer)], uuid))
@@ -698,6 +712,8 @@ Status post_header(Operation& operation) {
   int rc = MPI_SUCCESS;
   if (header.plane == Plane::kIpc) {
     rc = PMPI_Irecv(nullptr, 0, MPI_BYTE, send.dest, kReleaseTags + header.transfer, channel->data, &pending.request);
+    pending.scratch_held = header.bytes;
+    scratch_held_for_ipc.fetch_add(header.bytes);
   } else if (header.plane == Plane::kStaged) {
     rc = PMPI_Isend(staging->data(), static_cast<int>(header.bytes), MPI_BYTE, send.dest, header.transfer,
                     channel->data, &pending.request);
