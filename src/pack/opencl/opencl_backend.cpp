@@ -218,15 +218,6 @@ struct Target {
 
 Status check_target(const Api& cl, const Window& w, const OpenclBuffer& typed, Target* target) {
   if (typed.buffer == nullptr || typed.queue == nullptr) return GDDT_ERR_BUFFER;
-  // Every object of an ICD platform begins with its platform's dispatch table (cl_khr_icd), and
-  // the loader calls through it unchecked, so a released buffer would crash the first query.
-  // Once released, the allocator has reused the object's first word (a free-list link), so a
-  // buffer whose first word is not the queue's is refused here; a new buffer at the same address
-  // has the table again and passes.
-  if (*static_cast<void* const*>(typed.buffer) != *static_cast<void* const*>(typed.queue)) {
-    GDDT_LOG(kDebug, "OpenCL: the buffer is not a live object of the queue's platform");
-    return GDDT_ERR_BUFFER;
-  }
   target->buffer = static_cast<cl_mem>(typed.buffer);
   target->queue = static_cast<cl_command_queue>(typed.queue);
   std::size_t size = 0;
