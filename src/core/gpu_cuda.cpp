@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "core/config.hpp"
 #include "core/gpu.hpp"
@@ -414,27 +415,52 @@ bool DeviceUuid::operator==(const DeviceUuid& other) const {
   return std::memcmp(bytes, other.bytes, sizeof bytes) == 0;
 }
 
+namespace {
+
+// Every device's UUID, asked of the driver once (the peer protocol looks them up per message); a
+// device the driver would not name keeps an all-zero entry and is reported as an error.
+struct Uuids {
+  std::vector<DeviceUuid> of_device;
+  std::vector<bool> known;
+};
+
+const Uuids& uuids() {
+  static const Uuids table = [] {
+    Uuids t;
+    using DeviceGet = CUresult (*)(CUdevice*, int);
+    using DeviceGetUuid = CUresult (*)(CUuuid*, CUdevice);
+    const auto device_get = driver_function<DeviceGet>("cuDeviceGet");
+    const auto get_uuid = driver_function<DeviceGetUuid>("cuDeviceGetUuid");
+    const int devices = available() ? probe().devices : 0;
+    t.of_device.resize(static_cast<std::size_t>(devices));
+    t.known.resize(static_cast<std::size_t>(devices), false);
+    for (int device = 0; device < devices && device_get != nullptr && get_uuid != nullptr; ++device) {
+      CUdevice handle = 0;
+      CUuuid raw{};
+      if (device_get(&handle, device) != CUDA_SUCCESS || get_uuid(&raw, handle) != CUDA_SUCCESS) continue;
+      static_assert(sizeof raw.bytes == sizeof(DeviceUuid::bytes), "a CUDA uuid is 16 bytes");
+      std::memcpy(t.of_device[static_cast<std::size_t>(device)].bytes, raw.bytes, sizeof raw.bytes);
+      t.known[static_cast<std::size_t>(device)] = true;
+    }
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
 Status device_uuid(int device, DeviceUuid* uuid) {
   if (!valid_device(device)) return GDDT_ERR_NO_DEVICE;
-  using DeviceGet = CUresult (*)(CUdevice*, int);
-  using DeviceGetUuid = CUresult (*)(CUuuid*, CUdevice);
-  static const auto device_get = driver_function<DeviceGet>("cuDeviceGet");
-  static const auto get_uuid = driver_function<DeviceGetUuid>("cuDeviceGetUuid");
-  CUdevice handle = 0;
-  CUuuid raw{};
-  if (device_get == nullptr || get_uuid == nullptr || device_get(&handle, device) != CUDA_SUCCESS ||
-      get_uuid(&raw, handle) != CUDA_SUCCESS)
-    return GDDT_ERR_CUDA;
-  static_assert(sizeof raw.bytes == sizeof uuid->bytes, "a CUDA uuid is 16 bytes");
-  std::memcpy(uuid->bytes, raw.bytes, sizeof uuid->bytes);
+  const Uuids& all = uuids();
+  if (!all.known[static_cast<std::size_t>(device)]) return GDDT_ERR_CUDA;
+  *uuid = all.of_device[static_cast<std::size_t>(device)];
   return GDDT_OK;
 }
 
 int device_of(const DeviceUuid& uuid) {
-  for (int device = 0; available() && device < probe().devices; ++device) {
-    DeviceUuid candidate;
-    if (device_uuid(device, &candidate) == GDDT_OK && candidate == uuid) return device;
-  }
+  const Uuids& all = uuids();
+  for (std::size_t device = 0; device < all.of_device.size(); ++device)
+    if (all.known[device] && all.of_device[device] == uuid) return static_cast<int>(device);
   return -1;
 }
 

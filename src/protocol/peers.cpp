@@ -253,9 +253,8 @@ void complete_lingering() {
 // calls erroneous, must not hold the process for ever).
 constexpr double kReleaseWaitSeconds = 10.0;
 
-bool awaits_release(const Pending& entry) {
-  return entry.staging != nullptr && entry.staging->kind().type == GDDT_MEMORY_DEVICE;
-}
+// Only transfers through CUDA IPC hold scratch for the receiver.
+bool awaits_release(const Pending& entry) { return entry.scratch_held > 0; }
 
 // At MPI_Finalize: waits for the releases still due, then leaves what never completed (a message
 // its receiver never took) to the library, its memory kept to the end since the library may still
