@@ -5,13 +5,15 @@
 # differential fuzzer and the point-to-point suite on device, managed, pinned and mixed
 # memory) against each, the demo, and the benchmarks. Logs and CSVs go to $OUT (or
 # ./gpu-check-out).
-#   bash scripts/gpu-check.sh [tests] [fuzz] [bench] [collectives] [fortran] [peers]
+#   bash scripts/gpu-check.sh [tests] [fuzz] [bench] [collectives] [fortran] [peers] [opencl]
 # (default: the first four; tests includes fortran, the Fortran programs on every memory kind)
 # fuzz: the differential pack fuzzer with every buffer of a random memory kind, FUZZ_TYPES
 # types (default 100000) spread over FUZZ_RANKS ranks (default 4) on each MPI stack, seed printed.
 # peers: the point-to-point benchmark's vector and 3-D subarray cases with the peer protocol and
 # CUDA IPC (GDDT_PEERS=auto GDDT_IPC=auto) and with the raw format (GDDT_PEERS=off), on each stack,
 # with the device copy as ceiling.
+# opencl: the OpenCL fuzzer, the OpenCL MPI test and the OpenCL pack benchmark (system MPI) on
+# NVIDIA's OpenCL platform and on PoCL, each alone in the ICD loader's view.
 # PACK_BENCH_ARGS and P2P_BENCH_ARGS pass options to the pack and point-to-point benchmarks
 # (default: full sweeps); the halo exchange benchmark runs with its defaults.
 set -uo pipefail
@@ -192,5 +194,26 @@ if [[ $stages == *collectives* ]]; then
       mpiexec --allow-run-as-root -n 2 -x LD_LIBRARY_PATH -x UCX_MODULE_DIR --mca pml ucx \
         build/gpu-cudampi/bench/gddt-bench-neighbor-halo 2>&1 | tee -a "$out/collectives-cuda-mpi.txt") || status=1
   fi
+fi
+if [[ $stages == *opencl* ]]; then
+  # NVIDIA's driver ships its OpenCL library without an ICD file here; each platform gets a
+  # vendors folder of its own so that the first platform the programs see is the one named.
+  for platform in nvidia pocl; do
+    vendors=$(mktemp -d)
+    case $platform in
+      nvidia) echo libnvidia-opencl.so.1 >"$vendors/nvidia.icd" ;;
+      pocl) cp /etc/OpenCL/vendors/pocl.icd "$vendors/" ;;
+    esac
+    echo "=== OpenCL on $platform"
+    (export OCL_ICD_VENDORS=$vendors OCL_ICD_FILENAMES=$(cat "$vendors"/*.icd)
+      build/gpu-sysmpi/tools/gddt-info | grep -A3 -i opencl | head -n 8
+      timeout 900 mpiexec --allow-run-as-root -n 2 build/gpu-sysmpi/tests/opencl/gddt-fuzz-opencl --types 6200 --seed 25 \
+        >"$out/opencl-fuzz-$platform.txt" 2>&1; echo "fuzz rc=$?"; tail -n 3 "$out/opencl-fuzz-$platform.txt"
+      timeout 300 mpiexec --allow-run-as-root -n 2 build/gpu-sysmpi/tests/opencl/test_opencl_mpi \
+        >"$out/opencl-mpi-$platform.txt" 2>&1; echo "mpi test rc=$?"; tail -n 3 "$out/opencl-mpi-$platform.txt"
+      timeout 600 mpiexec --allow-run-as-root -n 1 -x GDDT_LOG_LEVEL=debug build/gpu-sysmpi/bench/gddt-bench-opencl-pack \
+        >"$out/opencl-pack-$platform.txt" 2>&1; echo "bench rc=$?"
+      grep -v "gddt.*debug" "$out/opencl-pack-$platform.txt" | tail -n 40; grep -m 5 "OpenCL:" "$out/opencl-pack-$platform.txt") || status=1
+  done
 fi
 exit $status
