@@ -12,7 +12,7 @@
 # peers: the point-to-point benchmark's vector and 3-D subarray cases with the peer protocol and
 # CUDA IPC (GDDT_PEERS=auto GDDT_IPC=auto) and with the raw format (GDDT_PEERS=off), on each stack,
 # with the device copy as ceiling.
-# opencl: the OpenCL fuzzer, the OpenCL MPI test and the OpenCL pack benchmark (system MPI) on
+# opencl: the OpenCL fuzzer, the OpenCL MPI test and the OpenCL pack and point-to-point benchmarks (system MPI) on
 # NVIDIA's OpenCL platform and on PoCL, each alone in the ICD loader's view.
 # PACK_BENCH_ARGS and P2P_BENCH_ARGS pass options to the pack and point-to-point benchmarks
 # (default: full sweeps); the halo exchange benchmark runs with its defaults.
@@ -213,7 +213,9 @@ if [[ $stages == *opencl* ]]; then
         >"$out/opencl-mpi-$platform.txt" 2>&1; echo "mpi test rc=$?"; tail -n 3 "$out/opencl-mpi-$platform.txt"
       timeout 600 mpiexec --allow-run-as-root -n 1 -x GDDT_LOG_LEVEL=debug build/gpu-sysmpi/bench/gddt-bench-opencl-pack \
         >"$out/opencl-pack-$platform.txt" 2>&1; echo "bench rc=$?"
-      grep -v "gddt.*debug" "$out/opencl-pack-$platform.txt" | tail -n 40; grep -m 5 "OpenCL:" "$out/opencl-pack-$platform.txt") || status=1
+      grep -v "gddt.*debug" "$out/opencl-pack-$platform.txt" | tail -n 40; grep -m 5 "OpenCL:" "$out/opencl-pack-$platform.txt"
+      timeout 600 mpiexec --allow-run-as-root -n 2 build/gpu-sysmpi/bench/gddt-bench-opencl-p2p \
+        >"$out/opencl-p2p-$platform.txt" 2>&1; echo "p2p bench rc=$?"; cat "$out/opencl-p2p-$platform.txt") || status=1
   done
 fi
 exit $status
