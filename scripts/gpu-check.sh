@@ -5,7 +5,7 @@
 # differential fuzzer and the point-to-point suite on device, managed, pinned and mixed
 # memory) against each, the demo, and the benchmarks. Logs and CSVs go to $OUT (or
 # ./gpu-check-out).
-#   bash scripts/gpu-check.sh [tests] [fuzz] [bench] [collectives] [fortran] [peers] [opencl]
+#   bash scripts/gpu-check.sh [tests] [fuzz] [bench] [collectives] [fortran] [peers] [opencl] [devapi]
 # (default: the first four; tests includes fortran, the Fortran programs on every memory kind)
 # fuzz: the differential pack fuzzer with every buffer of a random memory kind, FUZZ_TYPES
 # types (default 100000) spread over FUZZ_RANKS ranks (default 4) on each MPI stack, seed printed.
@@ -14,6 +14,9 @@
 # with the device copy as ceiling.
 # opencl: the OpenCL fuzzer, the OpenCL MPI test and the OpenCL pack and point-to-point benchmarks (system MPI) on
 # NVIDIA's OpenCL platform and on PoCL, each alone in the ICD loader's view.
+# devapi: the device API's tests (the kernel-initiated and stream-ordered ones on both stacks), and
+# its benchmarks (scripts/device-api-bench.sh: ping-pong and Himeno) on the system MPI, with the two
+# ranks' kernels time-sliced on the GPU and again under MPS, which runs them side by side.
 # PACK_BENCH_ARGS and P2P_BENCH_ARGS pass options to the pack and point-to-point benchmarks
 # (default: full sweeps); the halo exchange benchmark runs with its defaults.
 set -uo pipefail
@@ -193,6 +196,30 @@ if [[ $stages == *collectives* ]]; then
         build/gpu-cudampi/bench/gddt-bench-collectives 2>&1 | tee "$out/collectives-cuda-mpi.txt" &&
       mpiexec --allow-run-as-root -n 2 -x LD_LIBRARY_PATH -x UCX_MODULE_DIR --mca pml ucx \
         build/gpu-cudampi/bench/gddt-bench-neighbor-halo 2>&1 | tee -a "$out/collectives-cuda-mpi.txt") || status=1
+  fi
+fi
+if [[ $stages == *devapi* ]]; then
+  if [[ $stages != *tests* ]]; then
+    echo "=== device API tests (system MPI)"
+    (cd build/gpu-sysmpi && ctest --timeout 300 -R device_api --output-on-failure) >"$out/devapi-tests-system-mpi.log" 2>&1 ||
+      status=1
+    grep -E "tests passed|\*\*\*" "$out/devapi-tests-system-mpi.log" | tail -n 20
+    if $cuda_built; then
+      echo "=== device API tests (CUDA-aware bundle)"
+      (source .devdeps/cuda-mpi/env.sh && cd build/gpu-cudampi && ctest --timeout 300 -R device_api --output-on-failure) \
+        >"$out/devapi-tests-cuda-mpi.log" 2>&1 || status=1
+      grep -E "tests passed|\*\*\*" "$out/devapi-tests-cuda-mpi.log" | tail -n 20
+    fi
+  fi
+  echo "=== device API benchmarks, kernels of the two ranks time-sliced (system MPI)"
+  OUT=$out/devapi-timesliced timeout ${DEVAPI_BENCH_TIMEOUT:-240} bash scripts/device-api-bench.sh build/gpu-sysmpi 2>&1 | tail -n 60 || status=1
+  if command -v nvidia-cuda-mps-control >/dev/null; then
+    echo "=== device API benchmarks under MPS (system MPI)"
+    export CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d) CUDA_MPS_LOG_DIRECTORY=$(mktemp -d)
+    nvidia-cuda-mps-control -d
+    OUT=$out/devapi-mps timeout ${DEVAPI_BENCH_TIMEOUT:-240} bash scripts/device-api-bench.sh build/gpu-sysmpi 2>&1 | tail -n 60 || status=1
+    echo quit | nvidia-cuda-mps-control
+    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
   fi
 fi
 if [[ $stages == *opencl* ]]; then
