@@ -93,9 +93,13 @@ typedef enum gddt_device_reduce {
 } gddt_device_reduce_t;
 
 /* ---- the ring ------------------------------------------------------------------------------
- * nslots slots. A request takes k consecutive tickets (k = staging slots it needs, at least 1)
- * claimed with one atomicAdd on *tail; ticket t lives in slot t % nslots and may be claimed
- * once slot_ticket[t % nslots] == t. Its staging is slot_bytes * k bytes from
+ * nslots slots. A request takes k consecutive tickets (k = staging slots it needs, at least 1);
+ * ticket t lives in slot t % nslots and is free once slot_ticket[t % nslots] == t. They are
+ * claimed with a compare-and-swap of *tail from t to t + k, made only once all k are free: a
+ * thread never holds a ticket it has to wait for, so one that still holds earlier requests
+ * cannot wait on itself (an atomicAdd would hand it ticket t + nslots behind its own ticket t),
+ * and the proxy, which takes posts in ticket order, never waits on a claimed ticket that is
+ * stuck behind a full ring. Its staging is slot_bytes * k bytes from
  * staging + (t % nslots) * slot_bytes: the staging holds 2 * nslots slots, so a request's
  * bytes are contiguous even where its tickets wrap. The device fills posts[t % nslots], makes
  * it visible system-wide (__threadfence_system), then writes its stamp (t + 1). The proxy takes
@@ -172,11 +176,13 @@ typedef struct gddt_device_comm {
   int32_t tag_ub;
 } gddt_device_comm_t;
 
-/* A request a kernel holds: the first ticket; GDDT_DEVICE_REQUEST_NULL once completed. */
+/* A request a kernel holds: the first ticket; GDDT_DEVICE_REQUEST_NULL_TICKET once completed,
+ * GDDT_DEVICE_REQUEST_PROC_NULL_TICKET for an operation with MPI_PROC_NULL (complete at once). */
 typedef struct gddt_device_request {
   uint64_t ticket;
 } gddt_device_request_t;
 #define GDDT_DEVICE_REQUEST_NULL_TICKET (~(uint64_t)0)
+#define GDDT_DEVICE_REQUEST_PROC_NULL_TICKET (~(uint64_t)1)
 
 typedef struct gddt_device_status {
   int32_t source;
@@ -232,7 +238,10 @@ GDDT_EXPORT int gddt_waitall_enqueue(int count, gddt_stream_request_t *requests,
 /* ---- device API (CUDA C++) --------------------------------------------------------------------
  * Every function returns an MPI error class to every calling thread. `scope` says who calls:
  * one thread, all 32 lanes of a warp, or every thread of the block, each with the same
- * arguments; a warp or block packs and unpacks with all of its threads. */
+ * arguments; a warp or block packs and unpacks with all of its threads. The protocol itself is
+ * in gddt/gddt_device_core.h, plain C++ as well, so that host threads can play the kernel's part
+ * in tests. A thread may hold at most GDDT_DEVICE_RING_SLOTS tickets at once: a request beyond
+ * that waits for a slot that only its own wait would free (GDDT_DEVICE_TIMEOUT reports it). */
 #if defined(__CUDACC__)
 enum gddt_scope { GDDT_SCOPE_THREAD = 0, GDDT_SCOPE_WARP = 1, GDDT_SCOPE_BLOCK = 2 };
 

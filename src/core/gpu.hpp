@@ -109,6 +109,11 @@ Status device_alloc(int device, std::size_t bytes, void** ptr);
 void device_free(int device, void* ptr);
 Status pinned_alloc(std::size_t bytes, void** ptr);
 void pinned_free(void* ptr);
+// Zeroed host memory a kernel reads and writes over the bus: *host for the host, *device for
+// kernels. Without a usable GPU it is ordinary host memory and the two pointers are equal, so
+// host threads can stand in for kernels.
+Status mapped_alloc(std::size_t bytes, void** host, void** device);
+void mapped_free(void* host);
 
 // A GPU's identity across processes, whatever CUDA_VISIBLE_DEVICES numbers it as.
 struct DeviceUuid {

@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -407,6 +408,26 @@ Status pinned_alloc(std::size_t bytes, void** ptr) {
 void pinned_free(void* ptr) {
   if (ptr == nullptr || !available()) return;
   cuda_status(cudaFreeHost(ptr), "cudaFreeHost");
+}
+
+Status mapped_alloc(std::size_t bytes, void** host, void** device) {
+  if (!available()) {
+    *host = *device = std::calloc(1, bytes);
+    return *host != nullptr ? GDDT_OK : GDDT_ERR_NO_MEMORY;
+  }
+  GDDT_CHECK(pinned_alloc(bytes, host));
+  std::memset(*host, 0, bytes);
+  const Status status = cuda_status(cudaHostGetDevicePointer(device, *host, 0), "cudaHostGetDevicePointer");
+  if (is_error(status)) pinned_free(*host);
+  return status;
+}
+
+void mapped_free(void* host) {
+  if (available()) {
+    pinned_free(host);
+  } else {
+    std::free(host);
+  }
 }
 
 Status check_last_error(const char* what) { return cuda_status(cudaGetLastError(), what); }

@@ -1,6 +1,7 @@
 // gpu.hpp for builds without CUDA: no device, every address is host memory.
 #include "core/gpu.hpp"
 
+#include <cstdlib>
 #include <cstring>
 
 namespace gddt::gpu {
@@ -62,6 +63,11 @@ Status pinned_alloc(std::size_t, void** ptr) {
   return GDDT_ERR_NO_DEVICE;
 }
 void pinned_free(void*) {}
+Status mapped_alloc(std::size_t bytes, void** host, void** device) {
+  *host = *device = std::calloc(1, bytes);
+  return *host != nullptr ? GDDT_OK : GDDT_ERR_NO_MEMORY;
+}
+void mapped_free(void* host) { std::free(host); }
 Status check_last_error(const char*) { return GDDT_OK; }
 bool DeviceUuid::operator==(const DeviceUuid& other) const {
   return std::memcmp(bytes, other.bytes, sizeof bytes) == 0;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/counters.hpp"
+#include "core/hooks.hpp"
 #include "core/pool.hpp"
 #include "mpi/entry_points.hpp"
 #include "mpi/interpose.hpp"
@@ -69,6 +70,7 @@ int Type_free(MPI_Datatype* datatype) {
 }
 
 int Finalize(void) {
+  hooks::run(hooks::Event::kFinalize);
   p2p::finalize();
   if (config::settings().stats) {
     int rank = -1;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/config.hpp"
+#include "core/hooks.hpp"
 #include "protocol/peers.hpp"
 #include "protocol/transport.hpp"
 
@@ -156,6 +157,7 @@ void complete_detached(bool wait) {
 void progress_detached() {
   complete_detached(false);
   peers::progress();
+  hooks::run(hooks::Event::kProgress);
 }
 
 void drain_detached() {

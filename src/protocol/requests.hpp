@@ -109,7 +109,8 @@ std::unique_ptr<Operation> take(MPI_Request request, const Operation* operation)
 // A request the user freed (MPI_Request_free) while active: kept, with its handle, until the
 // library completes it, so staging outlives the transfer and receives are still unpacked.
 void detach(MPI_Request request, std::unique_ptr<Operation> operation);
-// Completes what it can of the detached requests; cheap when there are none.
+// Completes what it can of the detached requests, then runs the progress hooks (core/hooks.hpp);
+// cheap when there is nothing to do.
 void progress_detached();
 // Waits for every detached request and frees the abandoned ones (at MPI_Finalize).
 void drain_detached();
