@@ -232,7 +232,15 @@ __global__ void __launch_bounds__(kThreads)
   const int rc = send ? gddt_isend(buf, count, type, peer, tag, comm, &record->request, GDDT_SCOPE_BLOCK)
                       : gddt_irecv(buf, count, type, peer, tag, comm, &record->request, GDDT_SCOPE_BLOCK);
   note_error(rc, error);
-  if (rc != MPI_SUCCESS || !wait) return;
+  if (rc != MPI_SUCCESS) {
+    // Nothing was posted: the wait finds a completed request, and a status says why.
+    if (threadIdx.x == 0) {
+      record->request.ticket = GDDT_DEVICE_REQUEST_NULL_TICKET;
+      if (status != nullptr) *status = gddt_device_status_t{MPI_ANY_SOURCE, MPI_ANY_TAG, rc, 0, 0};
+    }
+    return;
+  }
+  if (!wait) return;
   gddt_device_status_t local;
   note_error(gddt_wait(comm, &record->request, &local, GDDT_SCOPE_BLOCK), error);
   if (status != nullptr && threadIdx.x == 0) *status = local;
@@ -420,7 +428,7 @@ int enqueue(bool send, const void* buf, int count, MPI_Datatype datatype, int pe
 }
 
 // Enqueues the waits of `count` requests, all on one stream, and releases them.
-int enqueue_waits(int count, gddt_stream_request_t* requests, MPI_Status* statuses, bool array) {
+int enqueue_waits(int count, gddt_stream_request_t* requests, MPI_Status* statuses) {
   free_retired();
   if (count < 0) return raise(MPI_COMM_SELF, MPI_ERR_COUNT, "negative count");
   if (count > 0 && requests == nullptr) return raise(MPI_COMM_SELF, MPI_ERR_ARG, "null request array");
@@ -439,9 +447,7 @@ int enqueue_waits(int count, gddt_stream_request_t* requests, MPI_Status* status
       return raise(MPI_COMM_SELF, MPI_ERR_REQUEST, "a wait captured in a graph its post is not in, or the reverse");
   int rc = take_error();
   if (rc != MPI_SUCCESS) return raise(MPI_COMM_SELF, rc, "an earlier operation failed on its stream");
-  auto status_of = [&](int i) {
-    return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : statuses + (array ? i : 0);
-  };
+  auto status_of = [&](int i) { return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : statuses + i; };
   WaitBatch batch{};
   std::vector<Completion*> completions;
   auto flush = [&]() {
@@ -534,11 +540,11 @@ GDDT_EXPORT int gddt_irecv_enqueue(void* buf, int count, MPI_Datatype datatype, 
 
 GDDT_EXPORT int gddt_wait_enqueue(gddt_stream_request_t* request, MPI_Status* status) {
   if (request == nullptr) return raise(MPI_COMM_SELF, MPI_ERR_ARG, "null request");
-  return enqueue_waits(1, request, status, false);
+  return enqueue_waits(1, request, status == MPI_STATUS_IGNORE ? MPI_STATUSES_IGNORE : status);
 }
 
 GDDT_EXPORT int gddt_waitall_enqueue(int count, gddt_stream_request_t* requests, MPI_Status* statuses) {
-  return enqueue_waits(count, requests, statuses, true);
+  return enqueue_waits(count, requests, statuses);
 }
 
 }  // extern "C"
