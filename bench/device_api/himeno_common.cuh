@@ -3,7 +3,7 @@
 // point) and the report. Himeno's coefficient arrays hold constants (a = 1, 1, 1, 1/6,
 // b = 0, c = 1, bnd = 1, wrk1 = 0), so they are folded into the kernel: every version does
 // the same arithmetic on p and its copy, and the residual is summed in the same order (per
-// tile of 256 (j, k) columns, tiles in order), so the three print the same gosa.
+// tile of 256 (j, k) columns and 16 i planes, tiles in order), so the three print the same gosa.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -18,6 +18,7 @@
 namespace himeno {
 
 constexpr int kThreads = 256;
+constexpr int kChunkI = 16;  // i planes of a tile: enough tiles to fill the GPU
 constexpr float kOmega = 0.8f;
 
 #define HIMENO_CHECK(ok, what)                           \
@@ -33,7 +34,8 @@ struct Grid {
   int mi, mj, mk;              // local array, one halo layer in j and k
   int j0, k0;                  // global index of local j = 1, k = 1
   int nj, nk;                  // local interior points in j and k
-  int ntiles;                  // tiles of kThreads (j, k) columns
+  int column_tiles;            // tiles of kThreads (j, k) columns
+  int ntiles;                  // column tiles times chunks of kChunkI planes in i
   int lo_j, hi_j, lo_k, hi_k;  // neighbours (MPI_PROC_NULL at the domain's edge)
   MPI_Comm cart;
   int rank;
@@ -68,7 +70,8 @@ inline Grid make_grid(int argc, char** argv) {
   split(g.jmax - 2, dims[0], coords[0], &g.j0, &g.nj);
   split(g.kmax - 2, dims[1], coords[1], &g.k0, &g.nk);
   g.mi = g.imax, g.mj = g.nj + 2, g.mk = g.nk + 2;
-  g.ntiles = (g.nj * g.nk + kThreads - 1) / kThreads;
+  g.column_tiles = (g.nj * g.nk + kThreads - 1) / kThreads;
+  g.ntiles = g.column_tiles * ((g.imax - 2 + kChunkI - 1) / kChunkI);
   int devices = 0;
   HIMENO_CHECK(cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0, "finding a GPU");
   cudaSetDevice(g.rank % devices);
@@ -89,18 +92,19 @@ __global__ void init(Grid g, float* p, float* wrk2) {
   }
 }
 
-// One tile: thread t updates interior column (j, k) for every interior i into wrk2 and the
+// One tile: thread t updates interior column (j, k) for kChunkI planes of i into wrk2 and the
 // block's sum of squared residuals goes to partial[tile] (a fixed tree: the same sum in every
 // version). Needs kThreads threads.
 __device__ inline void jacobi_tile(const Grid& g, const float* __restrict__ p, float* __restrict__ wrk2,
                                    double* partial, int tile) {
   __shared__ double sums[kThreads];
-  const int column = tile * kThreads + threadIdx.x;
+  const int column = tile % g.column_tiles * kThreads + threadIdx.x;
+  const int first = 1 + tile / g.column_tiles * kChunkI, last = min(first + kChunkI, g.imax - 1);
   double gosa = 0.0;
   if (column < g.nj * g.nk) {
     const int j = 1 + column / g.nk, k = 1 + column % g.nk;
     const size_t sj = g.mk, si = static_cast<size_t>(g.mj) * g.mk;
-    for (int i = 1; i < g.imax - 1; ++i) {
+    for (int i = first; i < last; ++i) {
       const size_t c = at(g, i, j, k);
       // a = (1, 1, 1, 1/6), b = 0, c = 1, bnd = 1, wrk1 = 0: Himeno's 34 flops.
       const float s0 = 1.0f * p[c + si] + 1.0f * p[c + sj] + 1.0f * p[c + 1] +
@@ -123,11 +127,12 @@ __device__ inline void jacobi_tile(const Grid& g, const float* __restrict__ p, f
   __syncthreads();
 }
 
-// Copies the interior of wrk2 back into p (Himeno's second loop), grid-stride over columns.
+// Copies the interior of wrk2 back into p (Himeno's second loop), grid-stride over its points.
 __device__ inline void copy_back(const Grid& g, float* p, const float* wrk2, int first, int stride) {
-  for (int column = first; column < g.nj * g.nk; column += stride) {
-    const int j = 1 + column / g.nk, k = 1 + column % g.nk;
-    for (int i = 1; i < g.imax - 1; ++i) p[at(g, i, j, k)] = wrk2[at(g, i, j, k)];
+  const int columns = g.nj * g.nk;
+  for (int x = first; x < (g.imax - 2) * columns; x += stride) {
+    const int i = 1 + x / columns, j = 1 + x % columns / g.nk, k = 1 + x % g.nk;
+    p[at(g, i, j, k)] = wrk2[at(g, i, j, k)];
   }
 }
 
