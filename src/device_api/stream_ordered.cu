@@ -4,9 +4,10 @@
 // and a CUDA graph can capture them. Nothing a replay needs lives on the host: tickets are
 // claimed by the kernels when they run, and each operation's request sits in a device record
 // taken at enqueue time, owned by the graph under capture and otherwise released by a host
-// function once the stream has passed the operation.
+// function or a flag once the stream has passed the operation.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <unordered_map>
@@ -33,10 +34,16 @@ struct Record {
   gddt_device_comm_t comm;
 };
 
+// Mapped host memory beside each record.
+struct Mirror {
+  gddt_device_status_t status;  // read by the host function filling an MPI_Status
+  unsigned int done;            // set by the last kernel of an operation whose record a flag releases
+};
+
 struct Slot {
   Record* record;
-  gddt_device_status_t* status;  // mapped host memory: read by the host function filling MPI_Status
-  gddt_device_status_t* status_device;
+  Mirror* mirror;
+  Mirror* mirror_device;
 };
 
 // A datatype's device handle, shared by the operations and graphs using it: released last by
@@ -49,6 +56,9 @@ struct TypeRef {
 
 std::mutex mutex;  // the pool, the retired handles, the named-type table and the keyvals
 std::vector<Slot> free_slots;
+// Operations without a status, outside capture: their last kernel sets the mirror's done flag,
+// which the next enqueue call sees, so the stream pays no host function for them.
+std::vector<std::pair<Slot, TypeRef*>> in_flight;
 std::vector<TypeRef*> retired;
 std::unordered_map<MPI_Datatype, TypeRef*> named_types;  // predefined types take no attributes
 int comm_keyval = MPI_KEYVAL_INVALID;
@@ -69,8 +79,25 @@ void release_type(TypeRef* ref) {
   retired.push_back(ref);
 }
 
-void free_retired() {
+void give_slot(const Slot& slot);
+
+// Releases what the streams have passed; called on host threads only.
+void reap() {
+  std::vector<std::pair<Slot, TypeRef*>> finished;
   std::vector<TypeRef*> done;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto pending = [](const std::pair<Slot, TypeRef*>& op) {
+      return __atomic_load_n(&op.first.mirror->done, __ATOMIC_ACQUIRE) == 0;
+    };
+    auto first = std::stable_partition(in_flight.begin(), in_flight.end(), pending);
+    finished.assign(first, in_flight.end());
+    in_flight.erase(first, in_flight.end());
+  }
+  for (const auto& [slot, type] : finished) {
+    give_slot(slot);
+    release_type(type);
+  }
   {
     std::lock_guard<std::mutex> lock(mutex);
     done.swap(retired);
@@ -96,19 +123,19 @@ int take_slot(Slot* slot) {
   if (free_slots.empty()) {
     RelaxedCapture relaxed;
     Record* records = nullptr;
-    gddt_device_status_t* statuses = nullptr;
-    gddt_device_status_t* statuses_device = nullptr;
+    Mirror* mirrors = nullptr;
+    Mirror* mirrors_device = nullptr;
     if (cudaMalloc(&records, sizeof(Record) * kRecordsPerSlab) != cudaSuccess) return MPI_ERR_NO_MEM;
-    if (cudaHostAlloc(&statuses, sizeof(gddt_device_status_t) * kRecordsPerSlab, cudaHostAllocMapped) != cudaSuccess ||
-        cudaHostGetDevicePointer(&statuses_device, statuses, 0) != cudaSuccess) {
+    if (cudaHostAlloc(&mirrors, sizeof(Mirror) * kRecordsPerSlab, cudaHostAllocMapped) != cudaSuccess ||
+        cudaHostGetDevicePointer(&mirrors_device, mirrors, 0) != cudaSuccess) {
       cudaFree(records);
       return MPI_ERR_NO_MEM;
     }
-    for (int i = 0; i < kRecordsPerSlab; ++i)
-      free_slots.push_back(Slot{records + i, statuses + i, statuses_device + i});
+    for (int i = 0; i < kRecordsPerSlab; ++i) free_slots.push_back(Slot{records + i, mirrors + i, mirrors_device + i});
   }
   *slot = free_slots.back();
   free_slots.pop_back();
+  slot->mirror->done = 0;
   return MPI_SUCCESS;
 }
 
@@ -135,7 +162,7 @@ int delete_comm_attribute(MPI_Comm, int, void* value, void*) {
   auto* comm = static_cast<StreamComm*>(value);
   gddt_device_comm_free(&comm->device);
   delete comm;
-  free_retired();
+  reap();
   return MPI_SUCCESS;
 }
 
@@ -223,11 +250,19 @@ __device__ void note_error(int rc, int* error) {
   __threadfence_system();
 }
 
+// The operation's last touch of its record (thread 0, once the block is done with it).
+__device__ void mark_done(unsigned int* done) {
+  if (done == nullptr) return;
+  __threadfence_system();
+  *reinterpret_cast<volatile unsigned int*>(done) = 1;
+}
+
 // Posts one operation (the calling block packs a staged send into the ring) and, for the
 // blocking forms, waits for it (a staged receive is unpacked by the same block).
 __global__ void __launch_bounds__(kThreads)
     post_kernel(bool send, void* buf, int64_t count, gddt_device_type_t type, int peer, int tag,
-                gddt_device_comm_t comm, Record* record, bool wait, gddt_device_status_t* status, int* error) {
+                gddt_device_comm_t comm, Record* record, bool wait, gddt_device_status_t* status, unsigned int* done,
+                int* error) {
   if (threadIdx.x == 0) record->comm = comm;
   const int rc = send ? gddt_isend(buf, count, type, peer, tag, comm, &record->request, GDDT_SCOPE_BLOCK)
                       : gddt_irecv(buf, count, type, peer, tag, comm, &record->request, GDDT_SCOPE_BLOCK);
@@ -237,19 +272,23 @@ __global__ void __launch_bounds__(kThreads)
     if (threadIdx.x == 0) {
       record->request.ticket = GDDT_DEVICE_REQUEST_NULL_TICKET;
       if (status != nullptr) *status = gddt_device_status_t{MPI_ANY_SOURCE, MPI_ANY_TAG, rc, 0, 0};
+      if (wait) mark_done(done);
     }
     return;
   }
   if (!wait) return;
   gddt_device_status_t local;
   note_error(gddt_wait(comm, &record->request, &local, GDDT_SCOPE_BLOCK), error);
-  if (status != nullptr && threadIdx.x == 0) *status = local;
+  if (threadIdx.x != 0) return;
+  if (status != nullptr) *status = local;
+  mark_done(done);
 }
 
 struct WaitBatch {
   int count;
   Record* records[kWaitBatch];
   gddt_device_status_t* statuses[kWaitBatch];  // null: not wanted
+  unsigned int* done[kWaitBatch];              // null: a host function or the graph releases the record
 };
 
 // Block b waits for request b and unpacks it when it is a staged receive.
@@ -257,7 +296,9 @@ __global__ void __launch_bounds__(kThreads) wait_kernel(WaitBatch batch, int* er
   Record* record = batch.records[blockIdx.x];
   gddt_device_status_t local;
   note_error(gddt_wait(record->comm, &record->request, &local, GDDT_SCOPE_BLOCK), error);
-  if (batch.statuses[blockIdx.x] != nullptr && threadIdx.x == 0) *batch.statuses[blockIdx.x] = local;
+  if (threadIdx.x != 0) return;
+  if (batch.statuses[blockIdx.x] != nullptr) *batch.statuses[blockIdx.x] = local;
+  mark_done(batch.done[blockIdx.x]);
 }
 
 }  // namespace
@@ -293,7 +334,7 @@ void fill_status(const gddt_device_status_t& from, MPI_Status* status) {
 
 void CUDART_CB complete(void* data) {
   auto* completion = static_cast<Completion*>(data);
-  if (completion->status != nullptr) fill_status(*completion->slot.status, completion->status);
+  if (completion->status != nullptr) fill_status(completion->slot.mirror->status, completion->status);
   if (!completion->release) return;
   give_slot(completion->slot);
   release_type(completion->type);
@@ -367,11 +408,41 @@ int check(bool send, const void* buf, int count, MPI_Datatype datatype, int peer
   return MPI_SUCCESS;
 }
 
+// How an operation's record comes back: the graph owns it under capture; otherwise a host
+// function that fills the caller's status releases it, or, without a status, the done flag
+// its last kernel sets (no host function on the stream).
+enum class Release { kGraph, kHostFunction, kFlag };
+
+Release release_of(bool captured, bool want_status) {
+  return captured ? Release::kGraph : want_status ? Release::kHostFunction : Release::kFlag;
+}
+
+// Queues what follows an operation's last kernel; `request_owner` (under capture, the object
+// the graph keeps) may be null when a request already handed it over.
+int after_last_kernel(cudaStream_t stream, Release release, const Slot& slot, TypeRef* type, MPI_Status* status,
+                      gddt_stream_request_s* request_owner) {
+  if (release == Release::kFlag) {
+    std::lock_guard<std::mutex> lock(mutex);
+    in_flight.emplace_back(slot, type);
+    return MPI_SUCCESS;
+  }
+  if (release == Release::kGraph && request_owner != nullptr &&
+      hand_to_graph(stream, request_owner, release_captured) != MPI_SUCCESS)
+    return MPI_ERR_OTHER;
+  if (status == nullptr) return MPI_SUCCESS;
+  auto* completion = new Completion{slot, type, status, release == Release::kHostFunction};
+  if (release == Release::kGraph && hand_to_graph(stream, completion, delete_completion) != MPI_SUCCESS) {
+    delete completion;
+    return MPI_ERR_OTHER;
+  }
+  return cudaLaunchHostFunc(stream, complete, completion) == cudaSuccess ? MPI_SUCCESS : MPI_ERR_OTHER;
+}
+
 // Enqueues a post (and, for the blocking forms, its wait) of one operation. `request` null:
 // blocking, `status` filled when the stream passes it.
 int enqueue(bool send, const void* buf, int count, MPI_Datatype datatype, int peer, int tag, MPI_Comm comm,
             gddt_stream_request_t* request, MPI_Status* status) {
-  free_retired();
+  reap();
   StreamComm* stream_comm = nullptr;
   const char* why = "";
   int rc = check(send, buf, count, datatype, peer, tag, comm, &stream_comm, &why);
@@ -393,43 +464,36 @@ int enqueue(bool send, const void* buf, int count, MPI_Datatype datatype, int pe
   }
   const cudaStream_t stream = stream_comm->stream;
   const bool captured = capturing(stream);
-  const bool want_status = request == nullptr && status != MPI_STATUS_IGNORE;
-  post_kernel<<<1, kThreads, 0, stream>>>(send, const_cast<void*>(buf), count, type->type, peer, tag,
-                                          stream_comm->device, slot.record, request == nullptr,
-                                          want_status ? slot.status_device : nullptr, error_word_device);
+  const bool blocking = request == nullptr;
+  MPI_Status* wanted = blocking && status != MPI_STATUS_IGNORE ? status : nullptr;
+  const Release release = release_of(captured, wanted != nullptr);
+  post_kernel<<<1, kThreads, 0, stream>>>(
+      send, const_cast<void*>(buf), count, type->type, peer, tag, stream_comm->device, slot.record, blocking,
+      wanted != nullptr ? &slot.mirror_device->status : nullptr,
+      blocking && release == Release::kFlag ? &slot.mirror_device->done : nullptr, error_word_device);
   if ((rc = launch_error(send ? "send" : "receive")) != MPI_SUCCESS) {
     give_slot(slot);
     release_type(type);
     return raise(comm, rc, "launch failed");
   }
-  if (request != nullptr) {
-    *request = new gddt_stream_request_s{stream_comm, slot, type, false, captured};
-    if (captured && hand_to_graph(stream, *request, release_captured) != MPI_SUCCESS) {
-      // The graph holds the kernel: the record must live with it, so it stays taken.
+  // Under capture the graph keeps the request object (and through it the record) alive.
+  auto* owner = captured ? new gddt_stream_request_s{stream_comm, slot, type, false, true} : nullptr;
+  if (!blocking) {
+    *request = owner != nullptr ? owner : new gddt_stream_request_s{stream_comm, slot, type, false, false};
+    if (owner != nullptr && hand_to_graph(stream, owner, release_captured) != MPI_SUCCESS) {
       *request = nullptr;
       return raise(comm, MPI_ERR_OTHER, "cannot tie the record to the captured graph");
     }
     return MPI_SUCCESS;
   }
-  auto* completion = new Completion{slot, type, want_status ? status : nullptr, !captured};
-  if (captured) {
-    auto* owner = new gddt_stream_request_s{stream_comm, slot, type, false, true};
-    if (hand_to_graph(stream, owner, release_captured) != MPI_SUCCESS ||
-        (want_status && hand_to_graph(stream, completion, delete_completion) != MPI_SUCCESS))
-      return raise(comm, MPI_ERR_OTHER, "cannot tie the record to the captured graph");
-    if (!want_status) {
-      delete completion;
-      return MPI_SUCCESS;
-    }
-  }
-  if (cudaLaunchHostFunc(stream, complete, completion) != cudaSuccess)
-    return raise(comm, MPI_ERR_OTHER, "cannot enqueue the completion");
+  if (after_last_kernel(stream, release, slot, type, wanted, owner) != MPI_SUCCESS)
+    return raise(comm, MPI_ERR_OTHER, "cannot queue the operation's completion");
   return MPI_SUCCESS;
 }
 
 // Enqueues the waits of `count` requests, all on one stream, and releases them.
 int enqueue_waits(int count, gddt_stream_request_t* requests, MPI_Status* statuses) {
-  free_retired();
+  reap();
   if (count < 0) return raise(MPI_COMM_SELF, MPI_ERR_COUNT, "negative count");
   if (count > 0 && requests == nullptr) return raise(MPI_COMM_SELF, MPI_ERR_ARG, "null request array");
   StreamComm* first = nullptr;
@@ -447,36 +511,36 @@ int enqueue_waits(int count, gddt_stream_request_t* requests, MPI_Status* status
       return raise(MPI_COMM_SELF, MPI_ERR_REQUEST, "a wait captured in a graph its post is not in, or the reverse");
   int rc = take_error();
   if (rc != MPI_SUCCESS) return raise(MPI_COMM_SELF, rc, "an earlier operation failed on its stream");
-  auto status_of = [&](int i) { return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : statuses + i; };
+  struct Pending {
+    Slot slot;
+    TypeRef* type;
+    MPI_Status* status;
+    Release release;
+  };
   WaitBatch batch{};
-  std::vector<Completion*> completions;
+  std::vector<Pending> pending;
   auto flush = [&]() {
     if (batch.count == 0) return MPI_SUCCESS;
     wait_kernel<<<batch.count, kThreads, 0, stream>>>(batch, error_word_device);
     batch.count = 0;
     int launched = launch_error("wait");
-    for (Completion* completion : completions) {
-      if (launched == MPI_SUCCESS && captured && completion->status != nullptr)
-        launched = hand_to_graph(stream, completion, delete_completion);
-      if (launched == MPI_SUCCESS && (completion->status != nullptr || completion->release))
-        launched = cudaLaunchHostFunc(stream, complete, completion) == cudaSuccess ? MPI_SUCCESS : MPI_ERR_OTHER;
-      else
-        delete completion;
-    }
-    completions.clear();
+    for (const Pending& p : pending)
+      if (launched == MPI_SUCCESS) launched = after_last_kernel(stream, p.release, p.slot, p.type, p.status, nullptr);
+    pending.clear();
     return launched;
   };
   for (int i = 0; i < count && rc == MPI_SUCCESS; ++i) {
     gddt_stream_request_s* request = requests[i];
-    MPI_Status* status = status_of(i);
+    MPI_Status* status = statuses == MPI_STATUSES_IGNORE ? nullptr : statuses + i;
     if (request->proc_null) {
-      fill_proc_null(status);
+      if (status != nullptr) fill_proc_null(status);
     } else {
+      const Release release = release_of(captured, status != nullptr);
       batch.records[batch.count] = request->slot.record;
-      batch.statuses[batch.count] = status != MPI_STATUS_IGNORE ? request->slot.status_device : nullptr;
+      batch.statuses[batch.count] = status != nullptr ? &request->slot.mirror_device->status : nullptr;
+      batch.done[batch.count] = release == Release::kFlag ? &request->slot.mirror_device->done : nullptr;
       ++batch.count;
-      completions.push_back(
-          new Completion{request->slot, request->type, status != MPI_STATUS_IGNORE ? status : nullptr, !captured});
+      pending.push_back(Pending{request->slot, request->type, status, release});
       if (batch.count == kWaitBatch) rc = flush();
     }
     // A captured request's object belongs to its graph (the user object's destructor).
