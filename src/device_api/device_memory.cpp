@@ -7,7 +7,7 @@
 
 namespace gddt::device_api {
 
-DeviceCopy& DeviceCopy::operator=(DeviceCopy&& other) noexcept {
+DeviceCopy &DeviceCopy::operator=(DeviceCopy &&other) noexcept {
   if (this != &other) {
     release();
     ptr = other.ptr;
@@ -18,11 +18,12 @@ DeviceCopy& DeviceCopy::operator=(DeviceCopy&& other) noexcept {
   return *this;
 }
 
-Status DeviceCopy::assign(const void* source, std::size_t bytes) {
+Status DeviceCopy::assign(const void *source, std::size_t bytes) {
   release();
   if (!gpu::available()) {
     ptr = std::malloc(bytes);
-    if (ptr == nullptr) return GDDT_ERR_NO_MEMORY;
+    if (ptr == nullptr)
+      return GDDT_ERR_NO_MEMORY;
     std::memcpy(ptr, source, bytes);
     return GDDT_OK;
   }
@@ -36,7 +37,8 @@ Status DeviceCopy::assign(const void* source, std::size_t bytes) {
 }
 
 void DeviceCopy::release() {
-  if (ptr == nullptr) return;
+  if (ptr == nullptr)
+    return;
   if (device >= 0) {
     gpu::device_free(device, ptr);
   } else {
@@ -46,4 +48,4 @@ void DeviceCopy::release() {
   device = -1;
 }
 
-}  // namespace gddt::device_api
+} // namespace gddt::device_api

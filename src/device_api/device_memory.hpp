@@ -1,6 +1,6 @@
-// Memory that kernels read: on the current GPU when one is usable, else ordinary host memory,
-// so that host threads standing in for kernels (tests, machines without a GPU) walk the same
-// structures.
+// Memory that kernels read: on the current GPU when one is usable, else
+// ordinary host memory, so that host threads standing in for kernels (tests,
+// machines without a GPU) walk the same structures.
 #pragma once
 
 #include <cstddef>
@@ -10,20 +10,23 @@
 namespace gddt::device_api {
 
 class DeviceCopy {
- public:
+public:
   DeviceCopy() = default;
-  DeviceCopy(DeviceCopy&& other) noexcept { *this = static_cast<DeviceCopy&&>(other); }
-  DeviceCopy& operator=(DeviceCopy&& other) noexcept;
-  DeviceCopy(const DeviceCopy&) = delete;
-  DeviceCopy& operator=(const DeviceCopy&) = delete;
+  DeviceCopy(DeviceCopy &&other) noexcept {
+    *this = static_cast<DeviceCopy &&>(other);
+  }
+  DeviceCopy &operator=(DeviceCopy &&other) noexcept;
+  DeviceCopy(const DeviceCopy &) = delete;
+  DeviceCopy &operator=(const DeviceCopy &) = delete;
   ~DeviceCopy() { release(); }
 
-  // Replaces the contents with a copy of `bytes` bytes at `source` (host memory).
-  Status assign(const void* source, std::size_t bytes);
+  // Replaces the contents with a copy of `bytes` bytes at `source` (host
+  // memory).
+  Status assign(const void *source, std::size_t bytes);
   void release();
 
-  void* ptr = nullptr;
-  int device = -1;  // the GPU that holds it; -1: host memory
+  void *ptr = nullptr;
+  int device = -1; // the GPU that holds it; -1: host memory
 };
 
-}  // namespace gddt::device_api
+} // namespace gddt::device_api
