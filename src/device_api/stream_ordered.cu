@@ -63,8 +63,8 @@ std::vector<TypeRef*> retired;
 std::unordered_map<MPI_Datatype, TypeRef*> named_types;  // predefined types take no attributes
 int comm_keyval = MPI_KEYVAL_INVALID;
 int type_keyval = MPI_KEYVAL_INVALID;
-// The first error a kernel met while its stream ran an operation (mapped host memory, never
-// freed: graphs may outlive every communicator); the next enqueue call returns it.
+// An error a kernel met while its stream ran an operation (mapped host memory, never freed:
+// graphs may outlive every communicator); the next enqueue call returns it.
 int* error_word = nullptr;
 int* error_word_device = nullptr;
 
@@ -269,6 +269,7 @@ __global__ void __launch_bounds__(kThreads)
   note_error(rc, error);
   if (rc != MPI_SUCCESS) {
     // Nothing was posted: the wait finds a completed request, and a status says why.
+    __syncthreads();
     if (threadIdx.x == 0) {
       record->request.ticket = GDDT_DEVICE_REQUEST_NULL_TICKET;
       if (status != nullptr) *status = gddt_device_status_t{MPI_ANY_SOURCE, MPI_ANY_TAG, rc, 0, 0};
@@ -279,6 +280,7 @@ __global__ void __launch_bounds__(kThreads)
   if (!wait) return;
   gddt_device_status_t local;
   note_error(gddt_wait(comm, &record->request, &local, GDDT_SCOPE_BLOCK), error);
+  __syncthreads();  // every thread is done with the record before the flag may hand it on
   if (threadIdx.x != 0) return;
   if (status != nullptr) *status = local;
   mark_done(done);
@@ -296,6 +298,7 @@ __global__ void __launch_bounds__(kThreads) wait_kernel(WaitBatch batch, int* er
   Record* record = batch.records[blockIdx.x];
   gddt_device_status_t local;
   note_error(gddt_wait(record->comm, &record->request, &local, GDDT_SCOPE_BLOCK), error);
+  __syncthreads();  // every thread is done with the record before the flag may hand it on
   if (threadIdx.x != 0) return;
   if (batch.statuses[blockIdx.x] != nullptr) *batch.statuses[blockIdx.x] = local;
   mark_done(batch.done[blockIdx.x]);
