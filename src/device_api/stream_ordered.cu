@@ -54,7 +54,10 @@ struct TypeRef {
   std::atomic<int> refs;
 };
 
-std::mutex mutex;  // the pool, the retired handles, the named-type table and the keyvals
+// The pool, the operations in flight, the retired handles and the named-type table; host
+// functions take it too, so no CUDA call is made while it is held.
+std::mutex mutex;
+std::mutex setup_mutex;  // the keyvals and the error word
 std::vector<Slot> free_slots;
 // Operations without a status, outside capture: their last kernel sets the mirror's done flag,
 // which the next enqueue call sees, so the stream pays no host function for them.
@@ -119,23 +122,29 @@ class RelaxedCapture {
 };
 
 int take_slot(Slot* slot) {
-  std::lock_guard<std::mutex> lock(mutex);
-  if (free_slots.empty()) {
-    RelaxedCapture relaxed;
-    Record* records = nullptr;
-    Mirror* mirrors = nullptr;
-    Mirror* mirrors_device = nullptr;
-    if (cudaMalloc(&records, sizeof(Record) * kRecordsPerSlab) != cudaSuccess) return MPI_ERR_NO_MEM;
-    if (cudaHostAlloc(&mirrors, sizeof(Mirror) * kRecordsPerSlab, cudaHostAllocMapped) != cudaSuccess ||
-        cudaHostGetDevicePointer(&mirrors_device, mirrors, 0) != cudaSuccess) {
-      cudaFree(records);
-      return MPI_ERR_NO_MEM;
-    }
-    for (int i = 0; i < kRecordsPerSlab; ++i) free_slots.push_back(Slot{records + i, mirrors + i, mirrors_device + i});
+  auto take = [&]() {
+    *slot = free_slots.back();
+    free_slots.pop_back();
+    slot->mirror->done = 0;
+  };
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!free_slots.empty()) return take(), MPI_SUCCESS;
   }
-  *slot = free_slots.back();
-  free_slots.pop_back();
-  slot->mirror->done = 0;
+  // Allocated without the lock: a host function waiting for it must not wait for a CUDA call.
+  RelaxedCapture relaxed;
+  Record* records = nullptr;
+  Mirror* mirrors = nullptr;
+  Mirror* mirrors_device = nullptr;
+  if (cudaMalloc(&records, sizeof(Record) * kRecordsPerSlab) != cudaSuccess) return MPI_ERR_NO_MEM;
+  if (cudaHostAlloc(&mirrors, sizeof(Mirror) * kRecordsPerSlab, cudaHostAllocMapped) != cudaSuccess ||
+      cudaHostGetDevicePointer(&mirrors_device, mirrors, 0) != cudaSuccess) {
+    cudaFree(records);
+    return MPI_ERR_NO_MEM;
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  for (int i = 0; i < kRecordsPerSlab; ++i) free_slots.push_back(Slot{records + i, mirrors + i, mirrors_device + i});
+  take();
   return MPI_SUCCESS;
 }
 
@@ -172,7 +181,7 @@ int delete_type_attribute(MPI_Datatype, int, void* value, void*) {
 }
 
 int make_keyvals() {
-  std::lock_guard<std::mutex> lock(mutex);
+  std::lock_guard<std::mutex> lock(setup_mutex);
   if (comm_keyval == MPI_KEYVAL_INVALID &&
       PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_comm_attribute, &comm_keyval, nullptr) != MPI_SUCCESS)
     return MPI_ERR_OTHER;
