@@ -44,8 +44,7 @@ GDDT_HD inline uint64_t load_acquire(const uint64_t *p) {
 
 GDDT_HD inline unsigned long long load_acquire(const unsigned long long *p) {
 #if defined(__CUDA_ARCH__)
-  const unsigned long long v =
-      *static_cast<const volatile unsigned long long *>(p);
+  const unsigned long long v = *static_cast<const volatile unsigned long long *>(p);
   __threadfence_system();
   return v;
 #else
@@ -71,14 +70,11 @@ GDDT_HD inline void store_release(uint64_t *p, uint64_t v) {
 #endif
 }
 
-GDDT_HD inline bool compare_exchange(unsigned long long *p,
-                                     unsigned long long expected,
-                                     unsigned long long desired) {
+GDDT_HD inline bool compare_exchange(unsigned long long *p, unsigned long long expected, unsigned long long desired) {
 #if defined(__CUDA_ARCH__)
   return atomicCAS(p, expected, desired) == expected;
 #else
-  return __atomic_compare_exchange_n(p, &expected, desired, false,
-                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 #endif
 }
 
@@ -99,8 +95,7 @@ GDDT_HD inline uint64_t now_ns() {
   return t;
 #else
   return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::steady_clock::now().time_since_epoch())
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
           .count());
 #endif
 }
@@ -161,11 +156,13 @@ GDDT_HD inline int64_t typed_offset(const gddt_device_layout_t &l, int64_t p) {
   return off;
 }
 
-template <int W> struct Word { alignas(W) unsigned char b[W]; };
+template <int W>
+struct Word {
+  alignas(W) unsigned char b[W];
+};
 
 template <int W>
-GDDT_HD inline void move_words(const gddt_device_layout_t &l,
-                               unsigned char *typed, unsigned char *packed,
+GDDT_HD inline void move_words(const gddt_device_layout_t &l, unsigned char *typed, unsigned char *packed,
                                int64_t words, bool pack, int lane, int lanes) {
   for (int64_t i = lane; i < words; i += lanes) {
     Word<W> *t = reinterpret_cast<Word<W> *>(typed + typed_offset(l, i * W));
@@ -183,35 +180,30 @@ GDDT_HD inline void move_words(const gddt_device_layout_t &l,
 // packed side are contiguous. Words are as wide as the layout and both
 // addresses allow: every block and packed offset is a multiple of the layout's
 // width, so no word straddles two blocks.
-GDDT_HD inline void move_window(const gddt_device_layout_t &l,
-                                void *typed_buffer, void *packed_buffer,
-                                int64_t bytes, bool pack, int lane, int lanes) {
-  if (bytes <= 0 || l.size <= 0)
-    return;
+GDDT_HD inline void move_window(const gddt_device_layout_t &l, void *typed_buffer, void *packed_buffer, int64_t bytes,
+                                bool pack, int lane, int lanes) {
+  if (bytes <= 0 || l.size <= 0) return;
   unsigned char *typed = static_cast<unsigned char *>(typed_buffer);
   unsigned char *packed = static_cast<unsigned char *>(packed_buffer);
   int w = l.width;
-  while (w > 1 && ((reinterpret_cast<uintptr_t>(typed) |
-                    reinterpret_cast<uintptr_t>(packed)) %
-                   w) != 0)
-    w /= 2;
+  while (w > 1 && ((reinterpret_cast<uintptr_t>(typed) | reinterpret_cast<uintptr_t>(packed)) % w) != 0) w /= 2;
   const int64_t words = bytes / w;
   switch (w) {
-  case 16:
-    move_words<16>(l, typed, packed, words, pack, lane, lanes);
-    break;
-  case 8:
-    move_words<8>(l, typed, packed, words, pack, lane, lanes);
-    break;
-  case 4:
-    move_words<4>(l, typed, packed, words, pack, lane, lanes);
-    break;
-  case 2:
-    move_words<2>(l, typed, packed, words, pack, lane, lanes);
-    break;
-  default:
-    move_words<1>(l, typed, packed, words, pack, lane, lanes);
-    break;
+    case 16:
+      move_words<16>(l, typed, packed, words, pack, lane, lanes);
+      break;
+    case 8:
+      move_words<8>(l, typed, packed, words, pack, lane, lanes);
+      break;
+    case 4:
+      move_words<4>(l, typed, packed, words, pack, lane, lanes);
+      break;
+    case 2:
+      move_words<2>(l, typed, packed, words, pack, lane, lanes);
+      break;
+    default:
+      move_words<1>(l, typed, packed, words, pack, lane, lanes);
+      break;
   }
   // A window that ends inside a word (a short receive): its last bytes one by
   // one.
@@ -226,20 +218,16 @@ GDDT_HD inline void move_window(const gddt_device_layout_t &l,
 }
 
 // Contiguous bytes, by the lanes in turn (allreduce vectors).
-GDDT_HD inline void copy_bytes(void *dst, const void *src, int64_t bytes,
-                               int lane, int lanes) {
+GDDT_HD inline void copy_bytes(void *dst, const void *src, int64_t bytes, int lane, int lanes) {
   unsigned char *d = static_cast<unsigned char *>(dst);
   const unsigned char *s = static_cast<const unsigned char *>(src);
   int64_t done = 0;
-  if (((reinterpret_cast<uintptr_t>(d) | reinterpret_cast<uintptr_t>(s)) % 8) ==
-      0) {
+  if (((reinterpret_cast<uintptr_t>(d) | reinterpret_cast<uintptr_t>(s)) % 8) == 0) {
     done = bytes / 8 * 8;
     for (int64_t i = lane; i < bytes / 8; i += lanes)
-      reinterpret_cast<uint64_t *>(d)[i] =
-          reinterpret_cast<const uint64_t *>(s)[i];
+      reinterpret_cast<uint64_t *>(d)[i] = reinterpret_cast<const uint64_t *>(s)[i];
   }
-  for (int64_t i = done + lane; i < bytes; i += lanes)
-    d[i] = s[i];
+  for (int64_t i = done + lane; i < bytes; i += lanes) d[i] = s[i];
 }
 
 // ---- requests
@@ -247,42 +235,40 @@ GDDT_HD inline void copy_bytes(void *dst, const void *src, int64_t bytes,
 
 GDDT_HD inline const char *op_name(uint32_t op) {
   switch (op) {
-  case GDDT_DEVICE_OP_SEND:
-    return "send";
-  case GDDT_DEVICE_OP_RECV:
-    return "recv";
-  case GDDT_DEVICE_OP_SEND_DIRECT:
-    return "send (direct)";
-  case GDDT_DEVICE_OP_RECV_DIRECT:
-    return "recv (direct)";
-  case GDDT_DEVICE_OP_BARRIER:
-    return "barrier";
-  case GDDT_DEVICE_OP_ALLREDUCE:
-    return "allreduce";
+    case GDDT_DEVICE_OP_SEND:
+      return "send";
+    case GDDT_DEVICE_OP_RECV:
+      return "recv";
+    case GDDT_DEVICE_OP_SEND_DIRECT:
+      return "send (direct)";
+    case GDDT_DEVICE_OP_RECV_DIRECT:
+      return "recv (direct)";
+    case GDDT_DEVICE_OP_BARRIER:
+      return "barrier";
+    case GDDT_DEVICE_OP_ALLREDUCE:
+      return "allreduce";
   }
   return "?";
 }
 
 GDDT_HD inline int basic_size(int basic) {
   switch (basic) {
-  case GDDT_DEVICE_CHAR:
-    return 1;
-  case GDDT_DEVICE_INT:
-  case GDDT_DEVICE_UNSIGNED:
-  case GDDT_DEVICE_FLOAT:
-    return 4;
-  case GDDT_DEVICE_LONG_LONG:
-  case GDDT_DEVICE_UNSIGNED_LONG_LONG:
-  case GDDT_DEVICE_DOUBLE:
-    return 8;
+    case GDDT_DEVICE_CHAR:
+      return 1;
+    case GDDT_DEVICE_INT:
+    case GDDT_DEVICE_UNSIGNED:
+    case GDDT_DEVICE_FLOAT:
+      return 4;
+    case GDDT_DEVICE_LONG_LONG:
+    case GDDT_DEVICE_UNSIGNED_LONG_LONG:
+    case GDDT_DEVICE_DOUBLE:
+      return 8;
   }
   return 0;
 }
 
-GDDT_HD inline unsigned char *staging_of(const gddt_device_ring_t &ring,
-                                         uint64_t ticket) {
-  return ring.staging +
-         (ticket % ring.nslots) * static_cast<uint64_t>(ring.slot_bytes);
+GDDT_HD inline unsigned char *staging_of(const gddt_device_ring_t &ring, uint64_t ticket) {
+  return ring.staging + (ticket % ring.nslots) * static_cast<uint64_t>(ring.slot_bytes);
 }
 
 GDDT_HD inline bool timed_out(const gddt_device_ring_t &ring, uint64_t start) {
@@ -291,23 +277,22 @@ GDDT_HD inline bool timed_out(const gddt_device_ring_t &ring, uint64_t start) {
 
 // The leader's claim of k consecutive free tickets (see the ring's comment in
 // gddt_device.h).
-GDDT_HD inline int claim(const gddt_device_ring_t &ring, uint32_t k,
-                         uint64_t *ticket) {
+GDDT_HD inline int claim(const gddt_device_ring_t &ring, uint32_t k, uint64_t *ticket) {
   const uint64_t start = now_ns();
   for (;;) {
     const unsigned long long t = load_acquire(ring.tail);
     bool free = true;
-    for (uint32_t i = 0; i < k && free; ++i)
-      free = load_acquire(&ring.slot_ticket[(t + i) % ring.nslots]) == t + i;
+    for (uint32_t i = 0; i < k && free; ++i) free = load_acquire(&ring.slot_ticket[(t + i) % ring.nslots]) == t + i;
     if (free && compare_exchange(ring.tail, t, t + k)) {
       *ticket = t;
       return MPI_SUCCESS;
     }
     if (timed_out(ring, start)) {
-      printf("gddt: device request waited %llu ns for %u free ring slot(s) at "
-             "ticket %llu (every slot is held by a "
-             "request not yet waited for)\n",
-             static_cast<unsigned long long>(ring.timeout_ns), k, t);
+      printf(
+          "gddt: device request waited %llu ns for %u free ring slot(s) at "
+          "ticket %llu (every slot is held by a "
+          "request not yet waited for)\n",
+          static_cast<unsigned long long>(ring.timeout_ns), k, t);
       return MPI_ERR_OTHER;
     }
     backoff();
@@ -328,11 +313,8 @@ struct PostSpec {
   const gddt_device_layout_t *layout;
 };
 
-GDDT_HD inline uint32_t slots_for(const gddt_device_ring_t &ring, uint32_t op,
-                                  uint64_t bytes) {
-  if (op != GDDT_DEVICE_OP_SEND && op != GDDT_DEVICE_OP_RECV &&
-      op != GDDT_DEVICE_OP_ALLREDUCE)
-    return 1;
+GDDT_HD inline uint32_t slots_for(const gddt_device_ring_t &ring, uint32_t op, uint64_t bytes) {
+  if (op != GDDT_DEVICE_OP_SEND && op != GDDT_DEVICE_OP_RECV && op != GDDT_DEVICE_OP_ALLREDUCE) return 1;
   const uint64_t k = (bytes + ring.slot_bytes - 1) / ring.slot_bytes;
   return k == 0 ? 1 : static_cast<uint32_t>(k);
 }
@@ -340,17 +322,14 @@ GDDT_HD inline uint32_t slots_for(const gddt_device_ring_t &ring, uint32_t op,
 // Claims the tickets, lets `fill` write the staging with every lane, and posts.
 // Returns the error class to every lane; *ticket is the first ticket.
 template <class Group, class Fill>
-GDDT_HD int post(const Group &g, const gddt_device_comm_t &comm,
-                 const PostSpec &spec, Fill fill, uint64_t *ticket) {
+GDDT_HD int post(const Group &g, const gddt_device_comm_t &comm, const PostSpec &spec, Fill fill, uint64_t *ticket) {
   const gddt_device_ring_t &ring = comm.ring;
   const uint32_t k = slots_for(ring, spec.op, spec.bytes);
   uint64_t t = 0;
   int rc = MPI_SUCCESS;
-  if (g.rank() == 0)
-    rc = claim(ring, k, &t);
+  if (g.rank() == 0) rc = claim(ring, k, &t);
   rc = static_cast<int>(g.share(static_cast<uint64_t>(rc)));
-  if (rc != MPI_SUCCESS)
-    return rc;
+  if (rc != MPI_SUCCESS) return rc;
   t = g.share(t);
   fill(staging_of(ring, t));
   fence_system();
@@ -384,24 +363,17 @@ GDDT_HD int post(const Group &g, const gddt_device_comm_t &comm,
 }
 
 GDDT_HD inline int check_comm(const gddt_device_comm_t &comm) {
-  return comm.ring.tail == nullptr || comm.size <= 0 ? MPI_ERR_COMM
-                                                     : MPI_SUCCESS;
+  return comm.ring.tail == nullptr || comm.size <= 0 ? MPI_ERR_COMM : MPI_SUCCESS;
 }
 
 // MPI's argument checks of a point-to-point call, in MPI's order.
-GDDT_HD inline int check_p2p(const gddt_device_comm_t &comm, int64_t count,
-                             const gddt_device_type_t &type, int peer, int tag,
-                             bool receive) {
-  if (check_comm(comm) != MPI_SUCCESS)
-    return MPI_ERR_COMM;
-  if (count < 0)
-    return MPI_ERR_COUNT;
-  if (type.layout == nullptr)
-    return MPI_ERR_TYPE;
-  if (!(tag >= 0 && tag <= comm.tag_ub) && !(receive && tag == MPI_ANY_TAG))
-    return MPI_ERR_TAG;
-  if (!(peer >= 0 && peer < comm.size) && peer != MPI_PROC_NULL &&
-      !(receive && peer == MPI_ANY_SOURCE))
+GDDT_HD inline int check_p2p(const gddt_device_comm_t &comm, int64_t count, const gddt_device_type_t &type, int peer,
+                             int tag, bool receive) {
+  if (check_comm(comm) != MPI_SUCCESS) return MPI_ERR_COMM;
+  if (count < 0) return MPI_ERR_COUNT;
+  if (type.layout == nullptr) return MPI_ERR_TYPE;
+  if (!(tag >= 0 && tag <= comm.tag_ub) && !(receive && tag == MPI_ANY_TAG)) return MPI_ERR_TAG;
+  if (!(peer >= 0 && peer < comm.size) && peer != MPI_PROC_NULL && !(receive && peer == MPI_ANY_SOURCE))
     return MPI_ERR_RANK;
   return MPI_SUCCESS;
 }
@@ -409,31 +381,25 @@ GDDT_HD inline int check_p2p(const gddt_device_comm_t &comm, int64_t count,
 // Staged (packed by the calling threads) or direct: the staging's capacity
 // bounds a message, and a lone thread packs only small ones.
 template <class Group>
-GDDT_HD bool goes_direct(const Group &g, const gddt_device_ring_t &ring,
-                         uint64_t bytes) {
+GDDT_HD bool goes_direct(const Group &g, const gddt_device_ring_t &ring, uint64_t bytes) {
   return bytes > static_cast<uint64_t>(ring.nslots) * ring.slot_bytes ||
          (g.size() == 1 && bytes > ring.thread_pack_max);
 }
 
 template <class Group>
-GDDT_HD int start_p2p(const Group &g, bool receive, void *buf, int64_t count,
-                      const gddt_device_type_t &type, int peer, int tag,
-                      const gddt_device_comm_t &comm,
-                      gddt_device_request_t *request) {
+GDDT_HD int start_p2p(const Group &g, bool receive, void *buf, int64_t count, const gddt_device_type_t &type, int peer,
+                      int tag, const gddt_device_comm_t &comm, gddt_device_request_t *request) {
   const int rc = check_p2p(comm, count, type, peer, tag, receive);
-  if (rc != MPI_SUCCESS)
-    return rc;
+  if (rc != MPI_SUCCESS) return rc;
   if (peer == MPI_PROC_NULL) {
     request->ticket = GDDT_DEVICE_REQUEST_PROC_NULL_TICKET;
     return MPI_SUCCESS;
   }
   const gddt_device_layout_t &layout = *type.layout;
-  const uint64_t bytes =
-      static_cast<uint64_t>(count) * static_cast<uint64_t>(layout.size);
+  const uint64_t bytes = static_cast<uint64_t>(count) * static_cast<uint64_t>(layout.size);
   const bool direct = goes_direct(g, comm.ring, bytes);
   PostSpec spec{};
-  spec.op = direct ? (receive ? GDDT_DEVICE_OP_RECV_DIRECT
-                              : GDDT_DEVICE_OP_SEND_DIRECT)
+  spec.op = direct ? (receive ? GDDT_DEVICE_OP_RECV_DIRECT : GDDT_DEVICE_OP_SEND_DIRECT)
                    : (receive ? GDDT_DEVICE_OP_RECV : GDDT_DEVICE_OP_SEND);
   spec.peer = peer;
   spec.tag = tag;
@@ -448,19 +414,15 @@ GDDT_HD int start_p2p(const Group &g, bool receive, void *buf, int64_t count,
   const int posted = post(
       g, comm, spec,
       [&](unsigned char *staging) {
-        if (pack)
-          move_window(layout, buf, staging, static_cast<int64_t>(bytes), true,
-                      g.rank(), g.size());
+        if (pack) move_window(layout, buf, staging, static_cast<int64_t>(bytes), true, g.rank(), g.size());
       },
       &t);
-  if (posted == MPI_SUCCESS)
-    request->ticket = t;
+  if (posted == MPI_SUCCESS) request->ticket = t;
   return posted;
 }
 
 GDDT_HD inline void proc_null_status(gddt_device_status_t *status) {
-  if (status == nullptr)
-    return;
+  if (status == nullptr) return;
   status->source = MPI_PROC_NULL;
   status->tag = MPI_ANY_TAG;
   status->error = MPI_SUCCESS;
@@ -471,9 +433,8 @@ GDDT_HD inline void proc_null_status(gddt_device_status_t *status) {
 // not (the leader polls until it comes, or the timeout). Every lane gets the
 // error class.
 template <class Group>
-GDDT_HD int finish(const Group &g, const gddt_device_comm_t &comm,
-                   gddt_device_request_t *request, gddt_device_status_t *status,
-                   bool poll) {
+GDDT_HD int finish(const Group &g, const gddt_device_comm_t &comm, gddt_device_request_t *request,
+                   gddt_device_status_t *status, bool poll) {
   const gddt_device_ring_t &ring = comm.ring;
   const uint64_t t = request->ticket;
   const uint32_t s = static_cast<uint32_t>(t % ring.nslots);
@@ -484,40 +445,32 @@ GDDT_HD int finish(const Group &g, const gddt_device_comm_t &comm,
     const uint64_t start = now_ns();
     while (load_acquire(&c.stamp) != t + 1) {
       if (timed_out(ring, start)) {
-        printf("gddt: device request ticket %llu (%s, peer %d, tag %d, %llu "
-               "bytes) not complete after %llu ns\n",
-               static_cast<unsigned long long>(t), op_name(pending.op),
-               pending.peer, pending.tag,
-               static_cast<unsigned long long>(ring.posts[s].bytes),
-               static_cast<unsigned long long>(ring.timeout_ns));
+        printf(
+            "gddt: device request ticket %llu (%s, peer %d, tag %d, %llu "
+            "bytes) not complete after %llu ns\n",
+            static_cast<unsigned long long>(t), op_name(pending.op), pending.peer, pending.tag,
+            static_cast<unsigned long long>(ring.posts[s].bytes), static_cast<unsigned long long>(ring.timeout_ns));
         timeout = 1;
         break;
       }
       backoff();
     }
   }
-  if (g.share(static_cast<uint64_t>(timeout)) != 0)
-    return MPI_ERR_OTHER;
-  const int error = static_cast<int>(static_cast<int32_t>(
-      g.share(g.rank() == 0 ? static_cast<uint32_t>(c.error) : 0)));
-  const int64_t bytes = static_cast<int64_t>(
-      g.share(g.rank() == 0 ? static_cast<uint64_t>(c.bytes) : 0));
-  const uint64_t source_tag = g.share(
-      g.rank() == 0
-          ? (static_cast<uint64_t>(static_cast<uint32_t>(c.source)) << 32) |
-                static_cast<uint32_t>(c.tag)
-          : 0);
+  if (g.share(static_cast<uint64_t>(timeout)) != 0) return MPI_ERR_OTHER;
+  const int error = static_cast<int>(static_cast<int32_t>(g.share(g.rank() == 0 ? static_cast<uint32_t>(c.error) : 0)));
+  const int64_t bytes = static_cast<int64_t>(g.share(g.rank() == 0 ? static_cast<uint64_t>(c.bytes) : 0));
+  const uint64_t source_tag = g.share(g.rank() == 0 ? (static_cast<uint64_t>(static_cast<uint32_t>(c.source)) << 32) |
+                                                          static_cast<uint32_t>(c.tag)
+                                                    : 0);
   if (error == MPI_SUCCESS && pending.op == GDDT_DEVICE_OP_RECV)
-    move_window(*pending.layout, pending.buffer, staging_of(ring, t), bytes,
-                false, g.rank(), g.size());
+    move_window(*pending.layout, pending.buffer, staging_of(ring, t), bytes, false, g.rank(), g.size());
   if (error == MPI_SUCCESS && pending.op == GDDT_DEVICE_OP_ALLREDUCE)
     copy_bytes(pending.buffer, staging_of(ring, t), bytes, g.rank(), g.size());
   fence_system();
   g.sync();
   if (g.rank() == 0) {
     for (uint32_t i = 0; i < pending.nslots; ++i)
-      store_release(&ring.slot_ticket[(t + i) % ring.nslots],
-                    t + i + ring.nslots);
+      store_release(&ring.slot_ticket[(t + i) % ring.nslots], t + i + ring.nslots);
   }
   if (status != nullptr) {
     status->source = static_cast<int32_t>(source_tag >> 32);
@@ -531,8 +484,8 @@ GDDT_HD int finish(const Group &g, const gddt_device_comm_t &comm,
 }
 
 template <class Group>
-GDDT_HD int wait(const Group &g, const gddt_device_comm_t &comm,
-                 gddt_device_request_t *request, gddt_device_status_t *status) {
+GDDT_HD int wait(const Group &g, const gddt_device_comm_t &comm, gddt_device_request_t *request,
+                 gddt_device_status_t *status) {
   if (request->ticket == GDDT_DEVICE_REQUEST_PROC_NULL_TICKET) {
     proc_null_status(status);
     g.sync();
@@ -540,33 +493,24 @@ GDDT_HD int wait(const Group &g, const gddt_device_comm_t &comm,
     return MPI_SUCCESS;
   }
   if (request->ticket == GDDT_DEVICE_REQUEST_NULL_TICKET) {
-    if (status != nullptr)
-      *status =
-          gddt_device_status_t{MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
+    if (status != nullptr) *status = gddt_device_status_t{MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
     return MPI_SUCCESS;
   }
-  if (check_comm(comm) != MPI_SUCCESS)
-    return MPI_ERR_COMM;
+  if (check_comm(comm) != MPI_SUCCESS) return MPI_ERR_COMM;
   return finish(g, comm, request, status, true);
 }
 
 template <class Group>
-GDDT_HD int test(const Group &g, const gddt_device_comm_t &comm,
-                 gddt_device_request_t *request, int *flag,
+GDDT_HD int test(const Group &g, const gddt_device_comm_t &comm, gddt_device_request_t *request, int *flag,
                  gddt_device_status_t *status) {
   const uint64_t t = request->ticket;
-  if (t == GDDT_DEVICE_REQUEST_NULL_TICKET ||
-      t == GDDT_DEVICE_REQUEST_PROC_NULL_TICKET) {
+  if (t == GDDT_DEVICE_REQUEST_NULL_TICKET || t == GDDT_DEVICE_REQUEST_PROC_NULL_TICKET) {
     *flag = 1;
     return wait(g, comm, request, status);
   }
-  if (check_comm(comm) != MPI_SUCCESS)
-    return MPI_ERR_COMM;
-  const gddt_device_completion_t &c =
-      comm.ring.completions[t % comm.ring.nslots];
-  const uint64_t done = g.share(
-      g.rank() == 0 ? static_cast<uint64_t>(load_acquire(&c.stamp) == t + 1)
-                    : 0);
+  if (check_comm(comm) != MPI_SUCCESS) return MPI_ERR_COMM;
+  const gddt_device_completion_t &c = comm.ring.completions[t % comm.ring.nslots];
+  const uint64_t done = g.share(g.rank() == 0 ? static_cast<uint64_t>(load_acquire(&c.stamp) == t + 1) : 0);
   g.sync();
   *flag = static_cast<int>(done);
   return done != 0 ? finish(g, comm, request, status, false) : MPI_SUCCESS;
@@ -575,26 +519,21 @@ GDDT_HD int test(const Group &g, const gddt_device_comm_t &comm,
 // MPI_Waitall's contract: MPI_ERR_IN_STATUS when any request failed, each
 // status its own error.
 template <class Group>
-GDDT_HD int waitall(const Group &g, const gddt_device_comm_t &comm, int count,
-                    gddt_device_request_t *requests,
+GDDT_HD int waitall(const Group &g, const gddt_device_comm_t &comm, int count, gddt_device_request_t *requests,
                     gddt_device_status_t *statuses) {
-  if (count < 0)
-    return MPI_ERR_COUNT;
+  if (count < 0) return MPI_ERR_COUNT;
   int failed = 0;
   for (int i = 0; i < count; ++i) {
     gddt_device_status_t st{};
-    if (wait(g, comm, &requests[i], &st) != MPI_SUCCESS)
-      failed = 1;
-    if (statuses != nullptr)
-      statuses[i] = st;
+    if (wait(g, comm, &requests[i], &st) != MPI_SUCCESS) failed = 1;
+    if (statuses != nullptr) statuses[i] = st;
   }
   return failed != 0 ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
 }
 
 template <class Group>
 GDDT_HD int barrier(const Group &g, const gddt_device_comm_t &comm) {
-  if (check_comm(comm) != MPI_SUCCESS)
-    return MPI_ERR_COMM;
+  if (check_comm(comm) != MPI_SUCCESS) return MPI_ERR_COMM;
   PostSpec spec{};
   spec.op = GDDT_DEVICE_OP_BARRIER;
   spec.comm = comm.index;
@@ -606,22 +545,15 @@ GDDT_HD int barrier(const Group &g, const gddt_device_comm_t &comm) {
 
 // sendbuf == recvbuf (or null) reduces in place.
 template <class Group>
-GDDT_HD int allreduce(const Group &g, const void *sendbuf, void *recvbuf,
-                      int count, int basic, int reduce,
+GDDT_HD int allreduce(const Group &g, const void *sendbuf, void *recvbuf, int count, int basic, int reduce,
                       const gddt_device_comm_t &comm) {
-  if (check_comm(comm) != MPI_SUCCESS)
-    return MPI_ERR_COMM;
-  if (count < 0)
-    return MPI_ERR_COUNT;
-  if (basic < 0 || basic >= GDDT_DEVICE_BASIC_COUNT)
-    return MPI_ERR_TYPE;
-  if (reduce < 0 || reduce >= GDDT_DEVICE_REDUCE_COUNT)
-    return MPI_ERR_OP;
-  if (count > 0 && recvbuf == nullptr)
-    return MPI_ERR_BUFFER;
+  if (check_comm(comm) != MPI_SUCCESS) return MPI_ERR_COMM;
+  if (count < 0) return MPI_ERR_COUNT;
+  if (basic < 0 || basic >= GDDT_DEVICE_BASIC_COUNT) return MPI_ERR_TYPE;
+  if (reduce < 0 || reduce >= GDDT_DEVICE_REDUCE_COUNT) return MPI_ERR_OP;
+  if (count > 0 && recvbuf == nullptr) return MPI_ERR_BUFFER;
   const uint64_t bytes = static_cast<uint64_t>(count) * basic_size(basic);
-  if (bytes > static_cast<uint64_t>(comm.ring.nslots) * comm.ring.slot_bytes)
-    return MPI_ERR_COUNT;
+  if (bytes > static_cast<uint64_t>(comm.ring.nslots) * comm.ring.slot_bytes) return MPI_ERR_COUNT;
   PostSpec spec{};
   spec.op = GDDT_DEVICE_OP_ALLREDUCE;
   spec.comm = comm.index;
@@ -634,14 +566,11 @@ GDDT_HD int allreduce(const Group &g, const void *sendbuf, void *recvbuf,
   gddt_device_request_t request{};
   const int rc = post(
       g, comm, spec,
-      [&](unsigned char *staging) {
-        copy_bytes(staging, from, static_cast<int64_t>(bytes), g.rank(),
-                   g.size());
-      },
+      [&](unsigned char *staging) { copy_bytes(staging, from, static_cast<int64_t>(bytes), g.rank(), g.size()); },
       &request.ticket);
   return rc != MPI_SUCCESS ? rc : wait(g, comm, &request, nullptr);
 }
 
-} // namespace gddt::device
+}  // namespace gddt::device
 
 #endif /* GDDT_GDDT_DEVICE_CORE_H */

@@ -7,9 +7,9 @@
 namespace gddt::hooks {
 
 enum class Event {
-  kProgress, // inside an MPI call that waits or completes requests
-             // (protocol/requests.cpp)
-  kFinalize, // MPI_Finalize, before gddt releases anything (mpi/interpose.cpp)
+  kProgress,  // inside an MPI call that waits or completes requests
+              // (protocol/requests.cpp)
+  kFinalize,  // MPI_Finalize, before gddt releases anything (mpi/interpose.cpp)
   kCount
 };
 
@@ -21,4 +21,4 @@ void add(Event event, Hook hook);
 // Runs the hooks of `event`: one relaxed load when there are none.
 void run(Event event);
 
-} // namespace gddt::hooks
+}  // namespace gddt::hooks

@@ -25,8 +25,7 @@ int initialized() {
 std::vector<unsigned char> device_image(const type::Layout &l) {
   const std::size_t npieces = l.pieces.size();
   std::vector<unsigned char> image(sizeof(gddt_device_layout_t) +
-                                   (std::max<std::size_t>(npieces, 1) - 1) *
-                                       sizeof(gddt_device_piece_t));
+                                   (std::max<std::size_t>(npieces, 1) - 1) * sizeof(gddt_device_piece_t));
   auto *out = reinterpret_cast<gddt_device_layout_t *>(image.data());
   out->size = l.size;
   out->extent = l.extent;
@@ -34,8 +33,7 @@ std::vector<unsigned char> device_image(const type::Layout &l) {
   out->npieces = static_cast<std::int32_t>(npieces);
   out->nrepeat = l.nrepeat;
   out->width = static_cast<std::int32_t>(l.alignment);
-  for (int d = 0; d < l.nrepeat; ++d)
-    out->repeat[d] = gddt_device_dim_t{l.repeat[d].count, l.repeat[d].stride};
+  for (int d = 0; d < l.nrepeat; ++d) out->repeat[d] = gddt_device_dim_t{l.repeat[d].count, l.repeat[d].stride};
   for (std::size_t i = 0; i < npieces; ++i) {
     const type::StridedBlock &p = l.pieces[i];
     gddt_device_piece_t &q = out->pieces[i];
@@ -43,30 +41,25 @@ std::vector<unsigned char> device_image(const type::Layout &l) {
     q.block = p.block;
     q.packed_begin = l.piece_begin[i];
     q.ndims = p.ndims;
-    for (int d = 0; d < p.ndims; ++d)
-      q.dims[d] = gddt_device_dim_t{p.dims[d].count, p.dims[d].stride};
+    for (int d = 0; d < p.ndims; ++d) q.dims[d] = gddt_device_dim_t{p.dims[d].count, p.dims[d].stride};
   }
   return image;
 }
 
-} // namespace
-} // namespace gddt::device_api
+}  // namespace
+}  // namespace gddt::device_api
 
-using namespace gddt; // NOLINT: the C entry points below are outside namespace
-                      // gddt
+using namespace gddt;  // NOLINT: the C entry points below are outside namespace
+                       // gddt
 
 extern "C" {
 
 int gddt_device_comm_create(MPI_Comm comm, gddt_device_comm_t *out) {
-  if (out == nullptr)
-    return MPI_ERR_ARG;
-  if (!device_api::initialized())
-    return MPI_ERR_OTHER;
-  if (comm == MPI_COMM_NULL)
-    return MPI_ERR_COMM;
+  if (out == nullptr) return MPI_ERR_ARG;
+  if (!device_api::initialized()) return MPI_ERR_OTHER;
+  if (comm == MPI_COMM_NULL) return MPI_ERR_COMM;
   int inter = 0;
-  if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter != 0)
-    return MPI_ERR_COMM;
+  if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter != 0) return MPI_ERR_COMM;
   gddt_device_comm_t made{};
   MPI_Comm_rank(comm, &made.rank);
   MPI_Comm_size(comm, &made.size);
@@ -75,12 +68,10 @@ int gddt_device_comm_create(MPI_Comm comm, gddt_device_comm_t *out) {
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
   made.tag_ub = flag != 0 ? *tag_ub : 32767;
   Status status = device_api::ring(&made.ring);
-  if (is_error(status))
-    return mpi::error_class(status);
+  if (is_error(status)) return mpi::error_class(status);
   MPI_Comm dup = MPI_COMM_NULL;
   const int rc = PMPI_Comm_dup(comm, &dup);
-  if (rc != MPI_SUCCESS)
-    return rc;
+  if (rc != MPI_SUCCESS) return rc;
   status = device_api::add_comm(comm, dup, &made.index);
   if (is_error(status)) {
     PMPI_Comm_free(&dup);
@@ -91,27 +82,21 @@ int gddt_device_comm_create(MPI_Comm comm, gddt_device_comm_t *out) {
 }
 
 int gddt_device_comm_free(gddt_device_comm_t *comm) {
-  if (comm == nullptr)
-    return MPI_ERR_ARG;
+  if (comm == nullptr) return MPI_ERR_ARG;
   MPI_Comm dup = MPI_COMM_NULL;
-  if (is_error(device_api::remove_comm(comm->index, &dup)))
-    return MPI_ERR_COMM;
+  if (is_error(device_api::remove_comm(comm->index, &dup))) return MPI_ERR_COMM;
   PMPI_Comm_free(&dup);
   *comm = gddt_device_comm_t{};
   return MPI_SUCCESS;
 }
 
 int gddt_device_type_create(MPI_Datatype type, gddt_device_type_t *out) {
-  if (out == nullptr)
-    return MPI_ERR_ARG;
-  if (!device_api::initialized())
-    return MPI_ERR_OTHER;
-  if (type == MPI_DATATYPE_NULL || !type::is_known_committed(type))
-    return MPI_ERR_TYPE;
+  if (out == nullptr) return MPI_ERR_ARG;
+  if (!device_api::initialized()) return MPI_ERR_OTHER;
+  if (type == MPI_DATATYPE_NULL || !type::is_known_committed(type)) return MPI_ERR_TYPE;
   MPI_Datatype dup = MPI_DATATYPE_NULL;
   const int rc = MPI_Type_dup(type, &dup);
-  if (rc != MPI_SUCCESS)
-    return rc;
+  if (rc != MPI_SUCCESS) return rc;
   type::LayoutPtr layout;
   Status status = type::lookup(dup, &layout);
   device_api::DeviceCopy copy;
@@ -121,8 +106,7 @@ int gddt_device_type_create(MPI_Datatype type, gddt_device_type_t *out) {
   }
   gddt_device_type_t made{};
   made.layout = static_cast<const gddt_device_layout_t *>(copy.ptr);
-  if (!is_error(status))
-    status = device_api::add_type(dup, std::move(copy), &made.index);
+  if (!is_error(status)) status = device_api::add_type(dup, std::move(copy), &made.index);
   if (is_error(status)) {
     MPI_Type_free(&dup);
     return mpi::error_class(status);
@@ -132,11 +116,9 @@ int gddt_device_type_create(MPI_Datatype type, gddt_device_type_t *out) {
 }
 
 int gddt_device_type_free(gddt_device_type_t *type) {
-  if (type == nullptr)
-    return MPI_ERR_ARG;
+  if (type == nullptr) return MPI_ERR_ARG;
   MPI_Datatype dup = MPI_DATATYPE_NULL;
-  if (is_error(device_api::remove_type(type->index, &dup)))
-    return MPI_ERR_TYPE;
+  if (is_error(device_api::remove_type(type->index, &dup))) return MPI_ERR_TYPE;
   MPI_Type_free(&dup);
   *type = gddt_device_type_t{};
   return MPI_SUCCESS;
@@ -148,17 +130,14 @@ int gddt_device_progress(int *active) {
 }
 
 int gddt_device_stream_synchronize(void *stream) {
-  if (device_api::threaded())
-    return mpi::error_class(gpu::stream_synchronize(stream));
+  if (device_api::threaded()) return mpi::error_class(gpu::stream_synchronize(stream));
   for (;;) {
     bool done = false;
     const Status status = gpu::stream_query(stream, &done);
-    if (is_error(status))
-      return mpi::error_class(status);
-    if (done)
-      return MPI_SUCCESS;
+    if (is_error(status)) return mpi::error_class(status);
+    if (done) return MPI_SUCCESS;
     device_api::progress(nullptr);
   }
 }
 
-} // extern "C"
+}  // extern "C"

@@ -22,8 +22,7 @@ Status DeviceCopy::assign(const void *source, std::size_t bytes) {
   release();
   if (!gpu::available()) {
     ptr = std::malloc(bytes);
-    if (ptr == nullptr)
-      return GDDT_ERR_NO_MEMORY;
+    if (ptr == nullptr) return GDDT_ERR_NO_MEMORY;
     std::memcpy(ptr, source, bytes);
     return GDDT_OK;
   }
@@ -37,8 +36,7 @@ Status DeviceCopy::assign(const void *source, std::size_t bytes) {
 }
 
 void DeviceCopy::release() {
-  if (ptr == nullptr)
-    return;
+  if (ptr == nullptr) return;
   if (device >= 0) {
     gpu::device_free(device, ptr);
   } else {
@@ -48,4 +46,4 @@ void DeviceCopy::release() {
   device = -1;
 }
 
-} // namespace gddt::device_api
+}  // namespace gddt::device_api

@@ -10,11 +10,9 @@
 namespace gddt::device_api {
 
 class DeviceCopy {
-public:
+ public:
   DeviceCopy() = default;
-  DeviceCopy(DeviceCopy &&other) noexcept {
-    *this = static_cast<DeviceCopy &&>(other);
-  }
+  DeviceCopy(DeviceCopy &&other) noexcept { *this = static_cast<DeviceCopy &&>(other); }
   DeviceCopy &operator=(DeviceCopy &&other) noexcept;
   DeviceCopy(const DeviceCopy &) = delete;
   DeviceCopy &operator=(const DeviceCopy &) = delete;
@@ -26,7 +24,7 @@ public:
   void release();
 
   void *ptr = nullptr;
-  int device = -1; // the GPU that holds it; -1: host memory
+  int device = -1;  // the GPU that holds it; -1: host memory
 };
 
-} // namespace gddt::device_api
+}  // namespace gddt::device_api

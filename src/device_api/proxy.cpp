@@ -21,12 +21,12 @@ namespace gddt::device_api {
 namespace {
 
 struct CommEntry {
-  MPI_Comm comm = MPI_COMM_NULL; // the user's: point-to-point
-  MPI_Comm dup = MPI_COMM_NULL;  // private: barrier and allreduce
+  MPI_Comm comm = MPI_COMM_NULL;  // the user's: point-to-point
+  MPI_Comm dup = MPI_COMM_NULL;   // private: barrier and allreduce
 };
 
 struct TypeEntry {
-  MPI_Datatype type = MPI_DATATYPE_NULL; // gddt's duplicate of the user's type
+  MPI_Datatype type = MPI_DATATYPE_NULL;  // gddt's duplicate of the user's type
   DeviceCopy layout;
 };
 
@@ -36,35 +36,33 @@ struct InFlight {
   gddt_device_post_t post{};
   MPI_Request request = MPI_REQUEST_NULL;
   std::chrono::steady_clock::time_point since;
-  bool reported = false; // outstanding past GDDT_DEVICE_TIMEOUT, said so once
+  bool reported = false;  // outstanding past GDDT_DEVICE_TIMEOUT, said so once
 };
 
 struct State {
   std::mutex tables_mutex;
-  std::vector<CommEntry>
-      comms; // indices are the handles' entries; freed ones stay empty
+  std::vector<CommEntry> comms;  // indices are the handles' entries; freed ones stay empty
   std::vector<TypeEntry> types;
 
-  std::mutex run_mutex; // one runner of the proxy at a time
-  bool made = false;    // under tables_mutex
+  std::mutex run_mutex;  // one runner of the proxy at a time
+  bool made = false;     // under tables_mutex
   gddt_device_ring_t device_ring{};
-  gddt_device_post_t *posts = nullptr; // host addresses of the mapped ring
+  gddt_device_post_t *posts = nullptr;  // host addresses of the mapped ring
   gddt_device_completion_t *completions = nullptr;
   unsigned char *staging = nullptr;
-  DeviceCopy device_part; // tail, slot_ticket and pending
-  std::uint64_t next = 0; // the next ticket to take
+  DeviceCopy device_part;  // tail, slot_ticket and pending
+  std::uint64_t next = 0;  // the next ticket to take
   std::vector<InFlight> in_flight;
   std::atomic<int> active{0};
 
   bool thread_mode = false;
-  std::atomic<bool> running{false}; // posts are taken (until MPI_Finalize)
+  std::atomic<bool> running{false};  // posts are taken (until MPI_Finalize)
   std::atomic<bool> stop{false};
   std::thread thread;
 };
 
 State &state() {
-  static State *s =
-      new State; // outlives static destructors run after MPI_Finalize
+  static State *s = new State;  // outlives static destructors run after MPI_Finalize
   return *s;
 }
 
@@ -80,40 +78,39 @@ int error_class_of(int code) {
 
 MPI_Datatype basic_type(std::uint32_t basic) {
   switch (basic) {
-  case GDDT_DEVICE_CHAR:
-    return MPI_SIGNED_CHAR;
-  case GDDT_DEVICE_INT:
-    return MPI_INT;
-  case GDDT_DEVICE_UNSIGNED:
-    return MPI_UNSIGNED;
-  case GDDT_DEVICE_LONG_LONG:
-    return MPI_LONG_LONG;
-  case GDDT_DEVICE_UNSIGNED_LONG_LONG:
-    return MPI_UNSIGNED_LONG_LONG;
-  case GDDT_DEVICE_FLOAT:
-    return MPI_FLOAT;
-  case GDDT_DEVICE_DOUBLE:
-    return MPI_DOUBLE;
+    case GDDT_DEVICE_CHAR:
+      return MPI_SIGNED_CHAR;
+    case GDDT_DEVICE_INT:
+      return MPI_INT;
+    case GDDT_DEVICE_UNSIGNED:
+      return MPI_UNSIGNED;
+    case GDDT_DEVICE_LONG_LONG:
+      return MPI_LONG_LONG;
+    case GDDT_DEVICE_UNSIGNED_LONG_LONG:
+      return MPI_UNSIGNED_LONG_LONG;
+    case GDDT_DEVICE_FLOAT:
+      return MPI_FLOAT;
+    case GDDT_DEVICE_DOUBLE:
+      return MPI_DOUBLE;
   }
   return MPI_DATATYPE_NULL;
 }
 
 MPI_Op reduce_op(std::uint32_t reduce) {
   switch (reduce) {
-  case GDDT_DEVICE_SUM:
-    return MPI_SUM;
-  case GDDT_DEVICE_PROD:
-    return MPI_PROD;
-  case GDDT_DEVICE_MIN:
-    return MPI_MIN;
-  case GDDT_DEVICE_MAX:
-    return MPI_MAX;
+    case GDDT_DEVICE_SUM:
+      return MPI_SUM;
+    case GDDT_DEVICE_PROD:
+      return MPI_PROD;
+    case GDDT_DEVICE_MIN:
+      return MPI_MIN;
+    case GDDT_DEVICE_MAX:
+      return MPI_MAX;
   }
   return MPI_OP_NULL;
 }
 
-void write_completion(State &s, std::uint64_t ticket, int error, int source,
-                      int tag, std::int64_t bytes) {
+void write_completion(State &s, std::uint64_t ticket, int error, int source, int tag, std::int64_t bytes) {
   gddt_device_completion_t &c = s.completions[ticket % s.device_ring.nslots];
   c.error = error;
   c.source = source;
@@ -124,8 +121,7 @@ void write_completion(State &s, std::uint64_t ticket, int error, int source,
 }
 
 unsigned char *staging_of(State &s, std::uint64_t ticket) {
-  return s.staging + (ticket % s.device_ring.nslots) *
-                         static_cast<std::uint64_t>(s.device_ring.slot_bytes);
+  return s.staging + (ticket % s.device_ring.nslots) * static_cast<std::uint64_t>(s.device_ring.slot_bytes);
 }
 
 // Hands one post to MPI; an operation MPI refuses completes at once with its
@@ -140,20 +136,14 @@ void issue(State &s, std::uint64_t ticket, const gddt_device_post_t &post) {
       comm = s.comms[post.comm].comm;
       dup = s.comms[post.comm].dup;
     }
-    if (post.type < s.types.size())
-      type = s.types[post.type].type;
+    if (post.type < s.types.size()) type = s.types[post.type].type;
   }
-  const bool direct = post.op == GDDT_DEVICE_OP_SEND_DIRECT ||
-                      post.op == GDDT_DEVICE_OP_RECV_DIRECT;
+  const bool direct = post.op == GDDT_DEVICE_OP_SEND_DIRECT || post.op == GDDT_DEVICE_OP_RECV_DIRECT;
   int error = MPI_SUCCESS;
-  if (comm == MPI_COMM_NULL)
-    error = MPI_ERR_COMM;
-  if (error == MPI_SUCCESS && direct && type == MPI_DATATYPE_NULL)
-    error = MPI_ERR_TYPE;
-  if (error == MPI_SUCCESS && (post.bytes > INT_MAX || post.count > INT_MAX))
-    error = MPI_ERR_COUNT;
-  if (direct)
-    counters::add(counters::Counter::kDeviceDirect, 1);
+  if (comm == MPI_COMM_NULL) error = MPI_ERR_COMM;
+  if (error == MPI_SUCCESS && direct && type == MPI_DATATYPE_NULL) error = MPI_ERR_TYPE;
+  if (error == MPI_SUCCESS && (post.bytes > INT_MAX || post.count > INT_MAX)) error = MPI_ERR_COUNT;
+  if (direct) counters::add(counters::Counter::kDeviceDirect, 1);
   void *buffer = reinterpret_cast<void *>(post.buffer);
   const int bytes = static_cast<int>(post.bytes);
   const int count = static_cast<int>(post.count);
@@ -161,49 +151,43 @@ void issue(State &s, std::uint64_t ticket, const gddt_device_post_t &post) {
   if (error == MPI_SUCCESS) {
     int rc = MPI_SUCCESS;
     switch (post.op) {
-    case GDDT_DEVICE_OP_SEND:
-      rc = MPI_Isend(staging_of(s, ticket), bytes, MPI_PACKED, post.peer,
-                     post.tag, comm, &request);
-      break;
-    case GDDT_DEVICE_OP_RECV:
-      rc = MPI_Irecv(staging_of(s, ticket), bytes, MPI_PACKED, post.peer,
-                     post.tag, comm, &request);
-      break;
-    case GDDT_DEVICE_OP_SEND_DIRECT:
-      rc = MPI_Isend(buffer, count, type, post.peer, post.tag, comm, &request);
-      break;
-    case GDDT_DEVICE_OP_RECV_DIRECT:
-      rc = MPI_Irecv(buffer, count, type, post.peer, post.tag, comm, &request);
-      break;
-    case GDDT_DEVICE_OP_BARRIER:
-      rc = MPI_Ibarrier(dup, &request);
-      break;
-    case GDDT_DEVICE_OP_ALLREDUCE: {
-      const MPI_Datatype basic = basic_type(post.type);
-      int basic_bytes = 1;
-      if (basic != MPI_DATATYPE_NULL)
-        MPI_Type_size(basic, &basic_bytes);
-      rc = basic == MPI_DATATYPE_NULL ? MPI_ERR_TYPE
-           : reduce_op(post.reduce) == MPI_OP_NULL
-               ? MPI_ERR_OP
-               : MPI_Iallreduce(MPI_IN_PLACE, staging_of(s, ticket),
-                                bytes / basic_bytes, basic,
-                                reduce_op(post.reduce), dup, &request);
-      break;
+      case GDDT_DEVICE_OP_SEND:
+        rc = MPI_Isend(staging_of(s, ticket), bytes, MPI_PACKED, post.peer, post.tag, comm, &request);
+        break;
+      case GDDT_DEVICE_OP_RECV:
+        rc = MPI_Irecv(staging_of(s, ticket), bytes, MPI_PACKED, post.peer, post.tag, comm, &request);
+        break;
+      case GDDT_DEVICE_OP_SEND_DIRECT:
+        rc = MPI_Isend(buffer, count, type, post.peer, post.tag, comm, &request);
+        break;
+      case GDDT_DEVICE_OP_RECV_DIRECT:
+        rc = MPI_Irecv(buffer, count, type, post.peer, post.tag, comm, &request);
+        break;
+      case GDDT_DEVICE_OP_BARRIER:
+        rc = MPI_Ibarrier(dup, &request);
+        break;
+      case GDDT_DEVICE_OP_ALLREDUCE: {
+        const MPI_Datatype basic = basic_type(post.type);
+        int basic_bytes = 1;
+        if (basic != MPI_DATATYPE_NULL) MPI_Type_size(basic, &basic_bytes);
+        rc = basic == MPI_DATATYPE_NULL ? MPI_ERR_TYPE
+             : reduce_op(post.reduce) == MPI_OP_NULL
+                 ? MPI_ERR_OP
+                 : MPI_Iallreduce(MPI_IN_PLACE, staging_of(s, ticket), bytes / basic_bytes, basic,
+                                  reduce_op(post.reduce), dup, &request);
+        break;
+      }
+      default:
+        rc = MPI_ERR_ARG;
+        break;
     }
-    default:
-      rc = MPI_ERR_ARG;
-      break;
-    }
-    if (rc != MPI_SUCCESS)
-      error = error_class_of(rc);
+    if (rc != MPI_SUCCESS) error = error_class_of(rc);
   }
   if (error != MPI_SUCCESS) {
     write_completion(s, ticket, error, post.peer, post.tag, 0);
     return;
   }
-  s.in_flight.push_back(
-      InFlight{ticket, post, request, std::chrono::steady_clock::now(), false});
+  s.in_flight.push_back(InFlight{ticket, post, request, std::chrono::steady_clock::now(), false});
 }
 
 // The completion of a request MPI completed with `rc` and `status`.
@@ -216,12 +200,8 @@ void complete(State &s, const InFlight &f, int rc, const MPI_Status &status) {
     source = status.MPI_SOURCE;
     tag = status.MPI_TAG;
     int received = 0;
-    bytes = error == MPI_SUCCESS &&
-                    MPI_Get_count(&status, MPI_BYTE, &received) == MPI_SUCCESS
-                ? received
-                : 0;
-  } else if (post.op == GDDT_DEVICE_OP_BARRIER ||
-             post.op == GDDT_DEVICE_OP_ALLREDUCE) {
+    bytes = error == MPI_SUCCESS && MPI_Get_count(&status, MPI_BYTE, &received) == MPI_SUCCESS ? received : 0;
+  } else if (post.op == GDDT_DEVICE_OP_BARRIER || post.op == GDDT_DEVICE_OP_ALLREDUCE) {
     source = MPI_ANY_SOURCE;
     tag = MPI_ANY_TAG;
   }
@@ -229,10 +209,8 @@ void complete(State &s, const InFlight &f, int rc, const MPI_Status &status) {
 }
 
 void report(const InFlight &f, const char *why) {
-  GDDT_LOG(kWarn,
-           "device request ticket %llu (%s, peer %d, tag %d, %llu bytes) %s",
-           static_cast<unsigned long long>(f.ticket),
-           device::op_name(f.post.op), f.post.peer, f.post.tag,
+  GDDT_LOG(kWarn, "device request ticket %llu (%s, peer %d, tag %d, %llu bytes) %s",
+           static_cast<unsigned long long>(f.ticket), device::op_name(f.post.op), f.post.peer, f.post.tag,
            static_cast<unsigned long long>(f.post.bytes), why);
 }
 
@@ -243,8 +221,7 @@ bool run_once(State &s) {
   const std::uint32_t nslots = s.device_ring.nslots;
   for (;;) {
     gddt_device_post_t &slot = s.posts[s.next % nslots];
-    if (__atomic_load_n(&slot.stamp, __ATOMIC_ACQUIRE) != s.next + 1)
-      break;
+    if (__atomic_load_n(&slot.stamp, __ATOMIC_ACQUIRE) != s.next + 1) break;
     const gddt_device_post_t post = slot;
     issue(s, s.next, post);
     s.next += post.nslots == 0 ? 1 : post.nslots;
@@ -263,13 +240,11 @@ bool run_once(State &s) {
       progressed = true;
       continue;
     }
-    if (timeout != 0 && !f.reported &&
-        now - f.since > std::chrono::seconds(timeout)) {
+    if (timeout != 0 && !f.reported && now - f.since > std::chrono::seconds(timeout)) {
       report(f, "still outstanding after GDDT_DEVICE_TIMEOUT");
       f.reported = true;
     }
-    if (kept != i)
-      s.in_flight[kept] = f;
+    if (kept != i) s.in_flight[kept] = f;
     ++kept;
   }
   s.in_flight.resize(kept);
@@ -280,11 +255,9 @@ bool run_once(State &s) {
 // Runs the proxy on the calling thread unless another thread is running it or
 // this one is inside it already.
 void run_here(State &s) {
-  if (inside_proxy || !s.running.load(std::memory_order_acquire))
-    return;
+  if (inside_proxy || !s.running.load(std::memory_order_acquire)) return;
   std::unique_lock<std::mutex> lock(s.run_mutex, std::try_to_lock);
-  if (!lock.owns_lock())
-    return;
+  if (!lock.owns_lock()) return;
   inside_proxy = true;
   run_once(s);
   inside_proxy = false;
@@ -292,8 +265,7 @@ void run_here(State &s) {
 
 void progress_hook() {
   State &s = state();
-  if (!s.thread_mode)
-    run_here(s);
+  if (!s.thread_mode) run_here(s);
 }
 
 void proxy_thread(State *s) {
@@ -309,8 +281,7 @@ void proxy_thread(State *s) {
     // long at worst, and an idle proxy leaves the core to the application.
     idle = progressed ? 0 : idle + 1;
     if (idle > 64) {
-      std::this_thread::sleep_for(
-          std::chrono::microseconds(idle > 1024 ? 100 : 10));
+      std::this_thread::sleep_for(std::chrono::microseconds(idle > 1024 ? 100 : 10));
     } else {
       std::this_thread::yield();
     }
@@ -321,8 +292,7 @@ void proxy_thread(State *s) {
 // reported and cancelled, the private duplicates and datatypes freed.
 void finalize_hook() {
   State &s = state();
-  if (!s.running.exchange(false))
-    return;
+  if (!s.running.exchange(false)) return;
   if (s.thread_mode) {
     s.stop.store(true, std::memory_order_release);
     s.thread.join();
@@ -338,11 +308,9 @@ void finalize_hook() {
   s.in_flight.clear();
   std::lock_guard<std::mutex> tables(s.tables_mutex);
   for (CommEntry &c : s.comms)
-    if (c.dup != MPI_COMM_NULL)
-      MPI_Comm_free(&c.dup);
+    if (c.dup != MPI_COMM_NULL) MPI_Comm_free(&c.dup);
   for (TypeEntry &t : s.types)
-    if (t.type != MPI_DATATYPE_NULL)
-      MPI_Type_free(&t.type);
+    if (t.type != MPI_DATATYPE_NULL) MPI_Type_free(&t.type);
   s.comms.clear();
   s.types.clear();
   inside_proxy = false;
@@ -350,36 +318,28 @@ void finalize_hook() {
 
 Status make_ring(State &s) {
   const config::Settings &settings = config::settings();
-  const std::uint32_t nslots =
-      static_cast<std::uint32_t>(settings.device_ring_slots);
-  const std::uint32_t slot_bytes =
-      static_cast<std::uint32_t>((settings.device_slot_bytes + 15) / 16 * 16);
+  const std::uint32_t nslots = static_cast<std::uint32_t>(settings.device_ring_slots);
+  const std::uint32_t slot_bytes = static_cast<std::uint32_t>((settings.device_slot_bytes + 15) / 16 * 16);
   gddt_device_ring_t &r = s.device_ring;
   void *host = nullptr, *device = nullptr;
-  GDDT_CHECK(
-      gpu::mapped_alloc(nslots * sizeof(gddt_device_post_t), &host, &device));
+  GDDT_CHECK(gpu::mapped_alloc(nslots * sizeof(gddt_device_post_t), &host, &device));
   s.posts = static_cast<gddt_device_post_t *>(host);
   r.posts = static_cast<gddt_device_post_t *>(device);
-  GDDT_CHECK(gpu::mapped_alloc(nslots * sizeof(gddt_device_completion_t), &host,
-                               &device));
+  GDDT_CHECK(gpu::mapped_alloc(nslots * sizeof(gddt_device_completion_t), &host, &device));
   s.completions = static_cast<gddt_device_completion_t *>(host);
   r.completions = static_cast<gddt_device_completion_t *>(device);
-  GDDT_CHECK(
-      gpu::mapped_alloc(2 * std::size_t{nslots} * slot_bytes, &host, &device));
+  GDDT_CHECK(gpu::mapped_alloc(2 * std::size_t{nslots} * slot_bytes, &host, &device));
   s.staging = static_cast<unsigned char *>(host);
   r.staging = static_cast<unsigned char *>(device);
 
   // tail, then slot_ticket[i] = i (every ticket of the first round free), then
   // pending.
   const std::size_t tickets_at = sizeof(unsigned long long);
-  const std::size_t pending_at =
-      tickets_at + nslots * sizeof(unsigned long long);
-  std::vector<unsigned char> image(
-      pending_at + nslots * sizeof(gddt_device_pending_t), 0);
+  const std::size_t pending_at = tickets_at + nslots * sizeof(unsigned long long);
+  std::vector<unsigned char> image(pending_at + nslots * sizeof(gddt_device_pending_t), 0);
   for (std::uint32_t i = 0; i < nslots; ++i) {
     const unsigned long long ticket = i;
-    std::memcpy(image.data() + tickets_at + i * sizeof ticket, &ticket,
-                sizeof ticket);
+    std::memcpy(image.data() + tickets_at + i * sizeof ticket, &ticket, sizeof ticket);
   }
   GDDT_CHECK(s.device_part.assign(image.data(), image.size()));
   unsigned char *base = static_cast<unsigned char *>(s.device_part.ptr);
@@ -394,26 +354,26 @@ Status make_ring(State &s) {
   int provided = MPI_THREAD_SINGLE;
   MPI_Query_thread(&provided);
   const config::DeviceProxy mode = config::device_proxy();
-  s.thread_mode =
-      mode != config::DeviceProxy::kInline && provided == MPI_THREAD_MULTIPLE;
+  s.thread_mode = mode != config::DeviceProxy::kInline && provided == MPI_THREAD_MULTIPLE;
   if (mode == config::DeviceProxy::kThread && !s.thread_mode)
-    GDDT_LOG(kWarn, "GDDT_DEVICE_PROXY=thread needs MPI_THREAD_MULTIPLE, which "
-                    "MPI does not provide: the device API's proxy "
-                    "runs inside MPI calls, gddt_device_progress and "
-                    "gddt_device_stream_synchronize instead");
+    GDDT_LOG(kWarn,
+             "GDDT_DEVICE_PROXY=thread needs MPI_THREAD_MULTIPLE, which "
+             "MPI does not provide: the device API's proxy "
+             "runs inside MPI calls, gddt_device_progress and "
+             "gddt_device_stream_synchronize instead");
   if (mode == config::DeviceProxy::kAuto && !s.thread_mode)
-    GDDT_LOG(kInfo, "MPI does not provide MPI_THREAD_MULTIPLE: the device "
-                    "API's proxy runs inside MPI calls, "
-                    "gddt_device_progress and gddt_device_stream_synchronize");
+    GDDT_LOG(kInfo,
+             "MPI does not provide MPI_THREAD_MULTIPLE: the device "
+             "API's proxy runs inside MPI calls, "
+             "gddt_device_progress and gddt_device_stream_synchronize");
   hooks::add(hooks::Event::kFinalize, finalize_hook);
   hooks::add(hooks::Event::kProgress, progress_hook);
   s.running.store(true, std::memory_order_release);
-  if (s.thread_mode)
-    s.thread = std::thread(proxy_thread, &s);
+  if (s.thread_mode) s.thread = std::thread(proxy_thread, &s);
   return GDDT_OK;
 }
 
-} // namespace
+}  // namespace
 
 Status ring(gddt_device_ring_t *out) {
   State &s = state();
@@ -437,8 +397,7 @@ Status add_comm(MPI_Comm comm, MPI_Comm dup, std::uint32_t *index) {
 Status remove_comm(std::uint32_t index, MPI_Comm *dup) {
   State &s = state();
   std::lock_guard<std::mutex> lock(s.tables_mutex);
-  if (index >= s.comms.size() || s.comms[index].comm == MPI_COMM_NULL)
-    return GDDT_ERR_INVALID_ARG;
+  if (index >= s.comms.size() || s.comms[index].comm == MPI_COMM_NULL) return GDDT_ERR_INVALID_ARG;
   *dup = s.comms[index].dup;
   s.comms[index] = CommEntry{};
   return GDDT_OK;
@@ -455,8 +414,7 @@ Status add_type(MPI_Datatype dup, DeviceCopy layout, std::uint32_t *index) {
 Status remove_type(std::uint32_t index, MPI_Datatype *dup) {
   State &s = state();
   std::lock_guard<std::mutex> lock(s.tables_mutex);
-  if (index >= s.types.size() || s.types[index].type == MPI_DATATYPE_NULL)
-    return GDDT_ERR_INVALID_TYPE;
+  if (index >= s.types.size() || s.types[index].type == MPI_DATATYPE_NULL) return GDDT_ERR_INVALID_TYPE;
   *dup = s.types[index].type;
   s.types[index] = TypeEntry{};
   return GDDT_OK;
@@ -464,12 +422,10 @@ Status remove_type(std::uint32_t index, MPI_Datatype *dup) {
 
 void progress(int *active) {
   State &s = state();
-  if (!s.thread_mode)
-    run_here(s);
-  if (active != nullptr)
-    *active = s.active.load(std::memory_order_relaxed);
+  if (!s.thread_mode) run_here(s);
+  if (active != nullptr) *active = s.active.load(std::memory_order_relaxed);
 }
 
 bool threaded() { return state().thread_mode; }
 
-} // namespace gddt::device_api
+}  // namespace gddt::device_api

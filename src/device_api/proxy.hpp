@@ -32,4 +32,4 @@ void progress(int *active);
 // calls).
 bool threaded();
 
-} // namespace gddt::device_api
+}  // namespace gddt::device_api

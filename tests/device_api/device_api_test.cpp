@@ -27,23 +27,22 @@ constexpr SoloGroup kThread{};
 int rank = 0, nranks = 1;
 int failures = 0;
 
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      std::fprintf(stderr, "rank %d: %s:%d: check failed: %s\n", rank,         \
-                   __FILE__, __LINE__, #cond);                                 \
-      ++failures;                                                              \
-    }                                                                          \
+#define CHECK(cond)                                                                                \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      std::fprintf(stderr, "rank %d: %s:%d: check failed: %s\n", rank, __FILE__, __LINE__, #cond); \
+      ++failures;                                                                                  \
+    }                                                                                              \
   } while (0)
 
-#define CHECK_RC(expr, want)                                                   \
-  do {                                                                         \
-    const int got_ = (expr);                                                   \
-    if (got_ != (want)) {                                                      \
-      std::fprintf(stderr, "rank %d: %s:%d: %s returned %d, expected %d\n",    \
-                   rank, __FILE__, __LINE__, #expr, got_, (want));             \
-      ++failures;                                                              \
-    }                                                                          \
+#define CHECK_RC(expr, want)                                                                                       \
+  do {                                                                                                             \
+    const int got_ = (expr);                                                                                       \
+    if (got_ != (want)) {                                                                                          \
+      std::fprintf(stderr, "rank %d: %s:%d: %s returned %d, expected %d\n", rank, __FILE__, __LINE__, #expr, got_, \
+                   (want));                                                                                        \
+      ++failures;                                                                                                  \
+    }                                                                                                              \
   } while (0)
 
 // Runs `body(i)` on `threads` host threads standing in for kernels while this
@@ -56,10 +55,8 @@ void on_device(int threads, const std::function<void(int)> &body) {
       body(i);
       running.fetch_sub(1);
     });
-  while (running.load() > 0)
-    gddt_device_progress(nullptr);
-  for (std::thread &t : pool)
-    t.join();
+  while (running.load() > 0) gddt_device_progress(nullptr);
+  for (std::thread &t : pool) t.join();
 }
 void on_device(const std::function<void()> &body) {
   on_device(1, [&](int) { body(); });
@@ -76,10 +73,8 @@ std::vector<TypeCase> make_types() {
   MPI_Datatype t;
   MPI_Type_vector(8, 3, 5, MPI_INT, &t);
   types.push_back({"vector", t, {}});
-  const int sizes[3] = {6, 5, 4}, subsizes[3] = {3, 2, 2},
-            starts[3] = {1, 2, 1};
-  MPI_Type_create_subarray(3, sizes, subsizes, starts, MPI_ORDER_C, MPI_DOUBLE,
-                           &t);
+  const int sizes[3] = {6, 5, 4}, subsizes[3] = {3, 2, 2}, starts[3] = {1, 2, 1};
+  MPI_Type_create_subarray(3, sizes, subsizes, starts, MPI_ORDER_C, MPI_DOUBLE, &t);
   types.push_back({"subarray", t, {}});
   const int lengths[3] = {1, 3, 2}, displs[3] = {0, 4, 9};
   MPI_Type_indexed(3, lengths, displs, MPI_SHORT, &t);
@@ -105,31 +100,23 @@ std::vector<unsigned char> buffer_for(MPI_Datatype type, int count, int seed) {
   MPI_Aint lb, extent, true_lb, true_extent;
   MPI_Type_get_extent(type, &lb, &extent);
   MPI_Type_get_true_extent(type, &true_lb, &true_extent);
-  std::vector<unsigned char> b(static_cast<std::size_t>((count - 1) * extent +
-                                                        true_lb + true_extent +
-                                                        16),
-                               0xEE);
+  std::vector<unsigned char> b(static_cast<std::size_t>((count - 1) * extent + true_lb + true_extent + 16), 0xEE);
   if (seed >= 0)
-    for (std::size_t i = 0; i < b.size(); ++i)
-      b[i] = static_cast<unsigned char>(seed * 131 + i * 7 + 1);
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<unsigned char>(seed * 131 + i * 7 + 1);
   return b;
 }
 
 // What a poisoned receive buffer holds after receiving `count` elements sent
 // from a buffer filled from `seed`: the library's MPI_Unpack of its MPI_Pack.
-std::vector<unsigned char> expected_for(MPI_Datatype type, int count,
-                                        int seed) {
-  std::vector<unsigned char> source = buffer_for(type, count, seed),
-                             out = buffer_for(type, count, -1);
+std::vector<unsigned char> expected_for(MPI_Datatype type, int count, int seed) {
+  std::vector<unsigned char> source = buffer_for(type, count, seed), out = buffer_for(type, count, -1);
   int size = 0, position = 0;
   MPI_Pack_size(count, type, MPI_COMM_WORLD, &size);
   std::vector<unsigned char> packed(size);
-  MPI_Pack(source.data(), count, type, packed.data(), size, &position,
-           MPI_COMM_WORLD);
+  MPI_Pack(source.data(), count, type, packed.data(), size, &position, MPI_COMM_WORLD);
   const int packed_bytes = position;
   position = 0;
-  MPI_Unpack(packed.data(), packed_bytes, &position, out.data(), count, type,
-             MPI_COMM_WORLD);
+  MPI_Unpack(packed.data(), packed_bytes, &position, out.data(), count, type, MPI_COMM_WORLD);
   return out;
 }
 
@@ -146,55 +133,38 @@ long long counter(const char *name) {
 }
 
 void ping_pong(const gddt_device_comm_t &comm, const TypeCase &c, int count) {
-  if (nranks < 2 || rank > 1)
-    return;
-  std::vector<unsigned char> buf =
-      buffer_for(c.type, count, rank == 0 ? 5 : -1);
+  if (nranks < 2 || rank > 1) return;
+  std::vector<unsigned char> buf = buffer_for(c.type, count, rank == 0 ? 5 : -1);
   const int64_t bytes = static_cast<int64_t>(count) * type_size(c.type);
   on_device([&] {
     gddt_device_request_t r;
     gddt_device_status_t st;
     if (rank == 0) {
-      CHECK_RC(gddt::device::start_p2p(kThread, false, buf.data(), count,
-                                       c.device, 1, 3, comm, &r),
-               MPI_SUCCESS);
+      CHECK_RC(gddt::device::start_p2p(kThread, false, buf.data(), count, c.device, 1, 3, comm, &r), MPI_SUCCESS);
       CHECK_RC(gddt::device::wait(kThread, comm, &r, &st), MPI_SUCCESS);
       std::memset(buf.data(), 0xEE, buf.size());
-      CHECK_RC(gddt::device::start_p2p(kThread, true, buf.data(), count,
-                                       c.device, 1, 4, comm, &r),
-               MPI_SUCCESS);
+      CHECK_RC(gddt::device::start_p2p(kThread, true, buf.data(), count, c.device, 1, 4, comm, &r), MPI_SUCCESS);
       CHECK_RC(gddt::device::wait(kThread, comm, &r, &st), MPI_SUCCESS);
       CHECK(st.source == 1 && st.tag == 4 && st.bytes == bytes);
       CHECK(r.ticket == GDDT_DEVICE_REQUEST_NULL_TICKET);
     } else {
-      CHECK_RC(gddt::device::start_p2p(kThread, true, buf.data(), count,
-                                       c.device, 0, 3, comm, &r),
-               MPI_SUCCESS);
+      CHECK_RC(gddt::device::start_p2p(kThread, true, buf.data(), count, c.device, 0, 3, comm, &r), MPI_SUCCESS);
       CHECK_RC(gddt::device::wait(kThread, comm, &r, &st), MPI_SUCCESS);
-      CHECK_RC(gddt::device::start_p2p(kThread, false, buf.data(), count,
-                                       c.device, 0, 4, comm, &r),
-               MPI_SUCCESS);
+      CHECK_RC(gddt::device::start_p2p(kThread, false, buf.data(), count, c.device, 0, 4, comm, &r), MPI_SUCCESS);
       CHECK_RC(gddt::device::wait(kThread, comm, &r, &st), MPI_SUCCESS);
     }
   });
-  if (rank == 0)
-    CHECK(buf == expected_for(c.type, count, 5));
+  if (rank == 0) CHECK(buf == expected_for(c.type, count, 5));
 }
 
-void ring_exchange(const gddt_device_comm_t &comm, const TypeCase &c,
-                   int count) {
+void ring_exchange(const gddt_device_comm_t &comm, const TypeCase &c, int count) {
   const int right = (rank + 1) % nranks, left = (rank + nranks - 1) % nranks;
-  std::vector<unsigned char> out = buffer_for(c.type, count, rank),
-                             in = buffer_for(c.type, count, -1);
+  std::vector<unsigned char> out = buffer_for(c.type, count, rank), in = buffer_for(c.type, count, -1);
   on_device([&] {
     gddt_device_request_t r[2];
     gddt_device_status_t st[2];
-    CHECK_RC(gddt::device::start_p2p(kThread, true, in.data(), count, c.device,
-                                     left, 9, comm, &r[0]),
-             MPI_SUCCESS);
-    CHECK_RC(gddt::device::start_p2p(kThread, false, out.data(), count,
-                                     c.device, right, 9, comm, &r[1]),
-             MPI_SUCCESS);
+    CHECK_RC(gddt::device::start_p2p(kThread, true, in.data(), count, c.device, left, 9, comm, &r[0]), MPI_SUCCESS);
+    CHECK_RC(gddt::device::start_p2p(kThread, false, out.data(), count, c.device, right, 9, comm, &r[1]), MPI_SUCCESS);
     CHECK_RC(gddt::device::waitall(kThread, comm, 2, r, st), MPI_SUCCESS);
     CHECK(st[0].source == left);
   });
@@ -204,28 +174,21 @@ void ring_exchange(const gddt_device_comm_t &comm, const TypeCase &c,
 // A host rank receives a kernel's message with plain MPI_Recv, and the other
 // way round.
 void host_interop(const gddt_device_comm_t &comm, const TypeCase &c) {
-  if (nranks < 2 || rank > 1)
-    return;
+  if (nranks < 2 || rank > 1) return;
   const int count = 3;
-  std::vector<unsigned char> buf =
-      buffer_for(c.type, count, rank == 0 ? 11 : -1);
+  std::vector<unsigned char> buf = buffer_for(c.type, count, rank == 0 ? 11 : -1);
   if (rank == 0) {
     on_device([&] {
       gddt_device_request_t r;
-      CHECK_RC(gddt::device::start_p2p(kThread, false, buf.data(), count,
-                                       c.device, 1, 21, comm, &r),
-               MPI_SUCCESS);
+      CHECK_RC(gddt::device::start_p2p(kThread, false, buf.data(), count, c.device, 1, 21, comm, &r), MPI_SUCCESS);
       CHECK_RC(gddt::device::wait(kThread, comm, &r, nullptr), MPI_SUCCESS);
       std::memset(buf.data(), 0xEE, buf.size());
-      CHECK_RC(gddt::device::start_p2p(kThread, true, buf.data(), count,
-                                       c.device, 1, 22, comm, &r),
-               MPI_SUCCESS);
+      CHECK_RC(gddt::device::start_p2p(kThread, true, buf.data(), count, c.device, 1, 22, comm, &r), MPI_SUCCESS);
       CHECK_RC(gddt::device::wait(kThread, comm, &r, nullptr), MPI_SUCCESS);
     });
     CHECK(buf == expected_for(c.type, count, 12));
   } else {
-    MPI_Recv(buf.data(), count, c.type, 0, 21, MPI_COMM_WORLD,
-             MPI_STATUS_IGNORE);
+    MPI_Recv(buf.data(), count, c.type, 0, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     CHECK(buf == expected_for(c.type, count, 11));
     std::vector<unsigned char> out = buffer_for(c.type, count, 12);
     MPI_Send(out.data(), count, c.type, 0, 22, MPI_COMM_WORLD);
@@ -238,8 +201,7 @@ void any_source(const gddt_device_comm_t &comm, const TypeCase &c) {
     std::vector<unsigned char> out = buffer_for(c.type, count, 40 + rank);
     on_device([&] {
       gddt_device_request_t r;
-      CHECK_RC(gddt::device::start_p2p(kThread, false, out.data(), count,
-                                       c.device, 0, 50 + rank, comm, &r),
+      CHECK_RC(gddt::device::start_p2p(kThread, false, out.data(), count, c.device, 0, 50 + rank, comm, &r),
                MPI_SUCCESS);
       CHECK_RC(gddt::device::wait(kThread, comm, &r, nullptr), MPI_SUCCESS);
     });
@@ -251,10 +213,9 @@ void any_source(const gddt_device_comm_t &comm, const TypeCase &c) {
     gddt_device_status_t st{};
     on_device([&] {
       gddt_device_request_t r;
-      CHECK_RC(gddt::device::start_p2p(kThread, true, in.data(), count,
-                                       c.device, MPI_ANY_SOURCE, MPI_ANY_TAG,
-                                       comm, &r),
-               MPI_SUCCESS);
+      CHECK_RC(
+          gddt::device::start_p2p(kThread, true, in.data(), count, c.device, MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &r),
+          MPI_SUCCESS);
       CHECK_RC(gddt::device::wait(kThread, comm, &r, &st), MPI_SUCCESS);
     });
     CHECK(st.tag == 50 + st.source && st.bytes == bytes);
@@ -265,33 +226,26 @@ void any_source(const gddt_device_comm_t &comm, const TypeCase &c) {
 // The ring full: rank 0 fills every slot with sends, a second thread's send
 // waits for a slot until the first thread waits for its own.
 void ring_full(const gddt_device_comm_t &comm, const TypeCase &c) {
-  if (nranks < 2 || rank > 1)
-    return;
+  if (nranks < 2 || rank > 1) return;
   const int n = static_cast<int>(comm.ring.nslots);
   std::vector<std::vector<unsigned char>> bufs(n + 1);
-  for (int i = 0; i <= n; ++i)
-    bufs[i] = buffer_for(c.type, 1, rank == 0 ? 60 + i : -1);
+  for (int i = 0; i <= n; ++i) bufs[i] = buffer_for(c.type, 1, rank == 0 ? 60 + i : -1);
   if (rank == 0) {
     std::atomic<bool> filled{false}, extra_done{false};
     on_device(2, [&](int who) {
       if (who == 0) {
         std::vector<gddt_device_request_t> r(n);
         for (int i = 0; i < n; ++i)
-          CHECK_RC(gddt::device::start_p2p(kThread, false, bufs[i].data(), 1,
-                                           c.device, 1, 100 + i, comm, &r[i]),
+          CHECK_RC(gddt::device::start_p2p(kThread, false, bufs[i].data(), 1, c.device, 1, 100 + i, comm, &r[i]),
                    MPI_SUCCESS);
         filled = true;
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        CHECK(!extra_done
-                   .load()); // flow control: no slot until these are waited for
-        CHECK_RC(gddt::device::waitall(kThread, comm, n, r.data(), nullptr),
-                 MPI_SUCCESS);
+        CHECK(!extra_done.load());  // flow control: no slot until these are waited for
+        CHECK_RC(gddt::device::waitall(kThread, comm, n, r.data(), nullptr), MPI_SUCCESS);
       } else {
-        while (!filled.load())
-          std::this_thread::yield();
+        while (!filled.load()) std::this_thread::yield();
         gddt_device_request_t r;
-        CHECK_RC(gddt::device::start_p2p(kThread, false, bufs[n].data(), 1,
-                                         c.device, 1, 100 + n, comm, &r),
+        CHECK_RC(gddt::device::start_p2p(kThread, false, bufs[n].data(), 1, c.device, 1, 100 + n, comm, &r),
                  MPI_SUCCESS);
         extra_done = true;
         CHECK_RC(gddt::device::wait(kThread, comm, &r, nullptr), MPI_SUCCESS);
@@ -303,63 +257,50 @@ void ring_full(const gddt_device_comm_t &comm, const TypeCase &c) {
     // In two halves: this rank's ring has no more slots than the sender's.
     for (int half = 0; half < 2; ++half) {
       std::vector<gddt_device_request_t> r;
-      for (int i = half * (n / 2 + 1); i < (half + 1) * (n / 2 + 1) && i <= n;
-           ++i) {
+      for (int i = half * (n / 2 + 1); i < (half + 1) * (n / 2 + 1) && i <= n; ++i) {
         r.emplace_back();
-        CHECK_RC(gddt::device::start_p2p(kThread, true, bufs[i].data(), 1,
-                                         c.device, 0, 100 + i, comm, &r.back()),
+        CHECK_RC(gddt::device::start_p2p(kThread, true, bufs[i].data(), 1, c.device, 0, 100 + i, comm, &r.back()),
                  MPI_SUCCESS);
       }
-      CHECK_RC(gddt::device::waitall(kThread, comm, static_cast<int>(r.size()),
-                                     r.data(), nullptr),
-               MPI_SUCCESS);
+      CHECK_RC(gddt::device::waitall(kThread, comm, static_cast<int>(r.size()), r.data(), nullptr), MPI_SUCCESS);
     }
   });
-  for (int i = 0; i <= n; ++i)
-    CHECK(bufs[i] == expected_for(c.type, 1, 60 + i));
+  for (int i = 0; i <= n; ++i) CHECK(bufs[i] == expected_for(c.type, 1, 60 + i));
 }
 
 // Several producer threads at once against several consumers, more of them than
 // ring slots.
 void producers(const gddt_device_comm_t &comm, const TypeCase &c) {
-  if (nranks < 2 || rank > 1)
-    return;
+  if (nranks < 2 || rank > 1) return;
   const int threads = 6, messages = 20;
   // Buffers made here: the threads standing in for kernels make no MPI call.
   std::vector<std::vector<unsigned char>> bufs;
-  for (int i = 0; i < threads * messages; ++i)
-    bufs.push_back(buffer_for(c.type, 2, rank == 0 ? i : -1));
+  for (int i = 0; i < threads * messages; ++i) bufs.push_back(buffer_for(c.type, 2, rank == 0 ? i : -1));
   on_device(threads, [&](int who) {
     for (int m = 0; m < messages; ++m) {
       gddt_device_request_t r;
       unsigned char *buf = bufs[who * messages + m].data();
       if (rank == 0) {
-        CHECK_RC(gddt::device::start_p2p(kThread, false, buf, 2, c.device, 1,
-                                         200 + who, comm, &r),
-                 MPI_SUCCESS);
+        CHECK_RC(gddt::device::start_p2p(kThread, false, buf, 2, c.device, 1, 200 + who, comm, &r), MPI_SUCCESS);
         CHECK_RC(gddt::device::wait(kThread, comm, &r, nullptr), MPI_SUCCESS);
       } else {
-        CHECK_RC(gddt::device::start_p2p(kThread, true, buf, 2, c.device, 0,
-                                         200 + who, comm, &r),
-                 MPI_SUCCESS);
+        CHECK_RC(gddt::device::start_p2p(kThread, true, buf, 2, c.device, 0, 200 + who, comm, &r), MPI_SUCCESS);
         int flag = 0;
-        while (flag == 0)
-          CHECK_RC(gddt::device::test(kThread, comm, &r, &flag, nullptr),
-                   MPI_SUCCESS);
+        while (flag == 0) CHECK_RC(gddt::device::test(kThread, comm, &r, &flag, nullptr), MPI_SUCCESS);
       }
     }
   });
   if (rank == 1)
-    for (int i = 0; i < threads * messages; ++i)
-      CHECK(bufs[i] == expected_for(c.type, 2, i));
+    for (int i = 0; i < threads * messages; ++i) CHECK(bufs[i] == expected_for(c.type, 2, i));
 }
 
 void truncation(const TypeCase &c) {
-  if (nranks < 2)
-    return;
+  if (nranks < 2) return;
   MPI_Comm returning;
   MPI_Comm_dup(MPI_COMM_WORLD, &returning);
   MPI_Comm_set_errhandler(returning, MPI_ERRORS_RETURN);
+  // MPICH raises errors of MPI_Test on MPI_COMM_WORLD's handler, not the request's communicator's.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   gddt_device_comm_t comm;
   CHECK_RC(gddt_device_comm_create(returning, &comm), MPI_SUCCESS);
   std::vector<unsigned char> buf = buffer_for(c.type, 4, rank == 0 ? 70 : -1);
@@ -369,54 +310,38 @@ void truncation(const TypeCase &c) {
       gddt_device_request_t r;
       gddt_device_status_t st{};
       const bool receive = rank == 1;
-      CHECK_RC(gddt::device::start_p2p(kThread, receive, buf.data(),
-                                       receive ? 2 : 4, c.device, 1 - rank, 80,
-                                       comm, &r),
+      CHECK_RC(gddt::device::start_p2p(kThread, receive, buf.data(), receive ? 2 : 4, c.device, 1 - rank, 80, comm, &r),
                MPI_SUCCESS);
-      CHECK_RC(gddt::device::wait(kThread, comm, &r, &st),
-               receive ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+      CHECK_RC(gddt::device::wait(kThread, comm, &r, &st), receive ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
     });
-  if (rank == 1)
-    CHECK(buf == poisoned); // nothing unpacked
+  if (rank == 1) CHECK(buf == poisoned);  // nothing unpacked
   CHECK_RC(gddt_device_comm_free(&comm), MPI_SUCCESS);
   MPI_Comm_free(&returning);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
 void argument_errors(const gddt_device_comm_t &comm, const TypeCase &c) {
   std::vector<unsigned char> buf = buffer_for(c.type, 1, 1);
-  const int64_t big = comm.ring.nslots *
-                          static_cast<int64_t>(comm.ring.slot_bytes) /
-                          type_size(c.type) +
-                      1;
-  std::vector<unsigned char> huge =
-      buffer_for(c.type, static_cast<int>(big), 1);
+  const int64_t big = comm.ring.nslots * static_cast<int64_t>(comm.ring.slot_bytes) / type_size(c.type) + 1;
+  std::vector<unsigned char> huge = buffer_for(c.type, static_cast<int>(big), 1);
   on_device([&] {
     gddt_device_request_t r;
     gddt_device_status_t st;
-    auto isend = [&](int64_t count, gddt_device_type_t type, int dest, int tag,
-                     const gddt_device_comm_t &on) {
-      return gddt::device::start_p2p(kThread, false, buf.data(), count, type,
-                                     dest, tag, on, &r);
+    auto isend = [&](int64_t count, gddt_device_type_t type, int dest, int tag, const gddt_device_comm_t &on) {
+      return gddt::device::start_p2p(kThread, false, buf.data(), count, type, dest, tag, on, &r);
     };
     CHECK_RC(isend(1, c.device, nranks, 0, comm), MPI_ERR_RANK);
     CHECK_RC(isend(1, c.device, -7, 0, comm), MPI_ERR_RANK);
     CHECK_RC(isend(1, c.device, MPI_ANY_SOURCE, 0, comm), MPI_ERR_RANK);
     CHECK_RC(isend(1, c.device, 0, -3, comm), MPI_ERR_TAG);
     CHECK_RC(isend(1, c.device, 0, MPI_ANY_TAG, comm), MPI_ERR_TAG);
-    if (comm.tag_ub < 0x7fffffff)
-      CHECK_RC(isend(1, c.device, 0, comm.tag_ub + 1, comm), MPI_ERR_TAG);
+    if (comm.tag_ub < 0x7fffffff) CHECK_RC(isend(1, c.device, 0, comm.tag_ub + 1, comm), MPI_ERR_TAG);
     CHECK_RC(isend(-1, c.device, 0, 0, comm), MPI_ERR_COUNT);
     CHECK_RC(isend(1, gddt_device_type_t{}, 0, 0, comm), MPI_ERR_TYPE);
     CHECK_RC(isend(1, c.device, 0, 0, gddt_device_comm_t{}), MPI_ERR_COMM);
-    CHECK_RC(gddt::device::start_p2p(kThread, true, buf.data(), 1, c.device,
-                                     nranks + 3, 0, comm, &r),
-             MPI_ERR_RANK);
-    CHECK_RC(gddt::device::allreduce(kThread, buf.data(), buf.data(), 1, 99,
-                                     GDDT_DEVICE_SUM, comm),
-             MPI_ERR_TYPE);
-    CHECK_RC(gddt::device::allreduce(kThread, buf.data(), buf.data(), 1,
-                                     GDDT_DEVICE_INT, 42, comm),
-             MPI_ERR_OP);
+    CHECK_RC(gddt::device::start_p2p(kThread, true, buf.data(), 1, c.device, nranks + 3, 0, comm, &r), MPI_ERR_RANK);
+    CHECK_RC(gddt::device::allreduce(kThread, buf.data(), buf.data(), 1, 99, GDDT_DEVICE_SUM, comm), MPI_ERR_TYPE);
+    CHECK_RC(gddt::device::allreduce(kThread, buf.data(), buf.data(), 1, GDDT_DEVICE_INT, 42, comm), MPI_ERR_OP);
     // MPI_PROC_NULL completes at once with MPI's status for it.
     CHECK_RC(isend(1, c.device, MPI_PROC_NULL, 0, comm), MPI_SUCCESS);
     CHECK_RC(gddt::device::wait(kThread, comm, &r, &st), MPI_SUCCESS);
@@ -429,9 +354,7 @@ void argument_errors(const gddt_device_comm_t &comm, const TypeCase &c) {
     CHECK_RC(gddt::device::wait(kThread, comm, &r, nullptr), MPI_ERR_COMM);
     gddt_device_type_t stale_type = c.device;
     stale_type.index = 999;
-    CHECK_RC(gddt::device::start_p2p(kThread, false, huge.data(), big,
-                                     stale_type, 0, 0, comm, &r),
-             MPI_SUCCESS);
+    CHECK_RC(gddt::device::start_p2p(kThread, false, huge.data(), big, stale_type, 0, 0, comm, &r), MPI_SUCCESS);
     CHECK_RC(gddt::device::wait(kThread, comm, &r, nullptr), MPI_ERR_TYPE);
   });
   // The host API's checks.
@@ -450,29 +373,22 @@ void argument_errors(const gddt_device_comm_t &comm, const TypeCase &c) {
 // Messages beyond the staging's capacity go direct: the proxy hands the user's
 // buffer and datatype to gddt's point-to-point.
 void direct(const gddt_device_comm_t &comm, const TypeCase &c) {
-  if (nranks < 2 || rank > 1)
-    return;
-  const int count = static_cast<int>(
-      comm.ring.nslots * static_cast<int64_t>(comm.ring.slot_bytes) /
-          type_size(c.type) +
-      5);
+  if (nranks < 2 || rank > 1) return;
+  const int count =
+      static_cast<int>(comm.ring.nslots * static_cast<int64_t>(comm.ring.slot_bytes) / type_size(c.type) + 5);
   const long long before = counter("device.direct");
-  std::vector<unsigned char> buf =
-      buffer_for(c.type, count, rank == 0 ? 90 : -1);
+  std::vector<unsigned char> buf = buffer_for(c.type, count, rank == 0 ? 90 : -1);
   const int64_t bytes = static_cast<int64_t>(count) * type_size(c.type);
   on_device([&] {
     gddt_device_request_t r;
     gddt_device_status_t st{};
-    CHECK_RC(gddt::device::start_p2p(kThread, rank == 1, buf.data(), count,
-                                     c.device, 1 - rank, 91, comm, &r),
+    CHECK_RC(gddt::device::start_p2p(kThread, rank == 1, buf.data(), count, c.device, 1 - rank, 91, comm, &r),
              MPI_SUCCESS);
     CHECK_RC(gddt::device::wait(kThread, comm, &r, &st), MPI_SUCCESS);
-    if (rank == 1)
-      CHECK(st.bytes == bytes && st.source == 0);
+    if (rank == 1) CHECK(st.bytes == bytes && st.source == 0);
   });
   CHECK(counter("device.direct") == before + 1);
-  if (rank == 1)
-    CHECK(buf == expected_for(c.type, count, 90));
+  if (rank == 1) CHECK(buf == expected_for(c.type, count, 90));
 }
 
 // Collectives on one communicator are issued in the same order on every rank
@@ -487,25 +403,18 @@ void collectives(const gddt_device_comm_t &comm) {
   on_device(2, [&](int who) {
     if (who == 0) {
       CHECK_RC(gddt::device::barrier(kThread, comm), MPI_SUCCESS);
-      CHECK_RC(gddt::device::allreduce(kThread, ints, ints, 4, GDDT_DEVICE_INT,
-                                       GDDT_DEVICE_SUM, comm),
-               MPI_SUCCESS);
-      CHECK_RC(gddt::device::allreduce(kThread, nullptr, big, 2,
-                                       GDDT_DEVICE_LONG_LONG, GDDT_DEVICE_MAX,
-                                       comm),
+      CHECK_RC(gddt::device::allreduce(kThread, ints, ints, 4, GDDT_DEVICE_INT, GDDT_DEVICE_SUM, comm), MPI_SUCCESS);
+      CHECK_RC(gddt::device::allreduce(kThread, nullptr, big, 2, GDDT_DEVICE_LONG_LONG, GDDT_DEVICE_MAX, comm),
                MPI_SUCCESS);
     } else {
       double out[3];
-      CHECK_RC(gddt::device::allreduce(kThread, doubles, out, 3,
-                                       GDDT_DEVICE_DOUBLE, GDDT_DEVICE_MAX,
-                                       other),
+      CHECK_RC(gddt::device::allreduce(kThread, doubles, out, 3, GDDT_DEVICE_DOUBLE, GDDT_DEVICE_MAX, other),
                MPI_SUCCESS);
       CHECK(out[0] == nranks - 1 && out[1] == 0.0 && out[2] == 0.5);
     }
   });
   const int sum = nranks * (nranks - 1) / 2;
-  CHECK(ints[0] == sum && ints[1] == nranks && ints[2] == 2 * sum &&
-        ints[3] == -sum);
+  CHECK(ints[0] == sum && ints[1] == nranks && ints[2] == 2 * sum && ints[3] == -sum);
   CHECK(big[0] == (1LL << 40) && big[1] == nranks - 1);
   CHECK_RC(gddt_device_comm_free(&other), MPI_SUCCESS);
 }
@@ -514,26 +423,22 @@ void collectives(const gddt_device_comm_t &comm) {
 // GDDT_DEVICE_TIMEOUT with MPI_ERR_OTHER, and MPI_Finalize reports and cancels
 // it.
 void timeout(const gddt_device_comm_t &comm, const TypeCase &c) {
-  if (rank != 0 || nranks < 2)
-    return;
+  if (rank != 0 || nranks < 2) return;
   std::vector<unsigned char> buf = buffer_for(c.type, 1, -1);
   on_device([&] {
     gddt_device_request_t r;
-    CHECK_RC(gddt::device::start_p2p(kThread, true, buf.data(), 1, c.device, 1,
-                                     777, comm, &r),
-             MPI_SUCCESS);
+    CHECK_RC(gddt::device::start_p2p(kThread, true, buf.data(), 1, c.device, 1, 777, comm, &r), MPI_SUCCESS);
     CHECK_RC(gddt::device::wait(kThread, comm, &r, nullptr), MPI_ERR_OTHER);
   });
 }
 
 void step(const char *what) {
   MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 0)
-    std::printf("ok %s\n", what);
+  if (rank == 0) std::printf("ok %s\n", what);
   std::fflush(stdout);
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char **argv) {
   bool funneled = false;
@@ -546,9 +451,7 @@ int main(int argc, char **argv) {
     }
   }
   int provided = 0;
-  MPI_Init_thread(&argc, &argv,
-                  funneled ? MPI_THREAD_FUNNELED : MPI_THREAD_MULTIPLE,
-                  &provided);
+  MPI_Init_thread(&argc, &argv, funneled ? MPI_THREAD_FUNNELED : MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   gddt_device_comm_t comm;
@@ -559,8 +462,7 @@ int main(int argc, char **argv) {
     step("timeout");
   } else {
     for (const TypeCase &c : types) {
-      for (int count : {1, 3})
-        ping_pong(comm, c, count);
+      for (int count : {1, 3}) ping_pong(comm, c, count);
       ring_exchange(comm, c, 2);
       host_interop(comm, c);
       any_source(comm, c);
@@ -586,8 +488,7 @@ int main(int argc, char **argv) {
   CHECK_RC(gddt_device_comm_free(&comm), MPI_SUCCESS);
   int any = failures, total = 0;
   MPI_Allreduce(&any, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0)
-    std::printf("%s: %d failure(s)\n", total == 0 ? "PASS" : "FAIL", total);
+  if (rank == 0) std::printf("%s: %d failure(s)\n", total == 0 ? "PASS" : "FAIL", total);
   MPI_Finalize();
   return total == 0 ? 0 : 1;
 }
