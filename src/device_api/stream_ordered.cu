@@ -1,0 +1,626 @@
+// Stream-ordered MPI (MPICH's MPIX_*_enqueue conventions) built on the device API: every
+// operation is a few small kernels on the communicator's stream that call gddt_isend,
+// gddt_irecv and gddt_wait, so packing, posting, waiting and unpacking happen in stream order
+// and a CUDA graph can capture them. Nothing a replay needs lives on the host: tickets are
+// claimed by the kernels when they run, and each operation's request sits in a device record
+// taken at enqueue time, owned by the graph under capture and otherwise released by a host
+// function or a flag once the stream has passed the operation.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "core/log.hpp"
+#include "gddt/gddt_device.h"
+
+struct gddt_stream_request_s;
+
+namespace gddt::device_api {
+namespace {
+
+// One block packs or unpacks a message staged in the ring (the device API's block scope);
+// larger messages go direct, packed by gddt's own kernels.
+constexpr int kThreads = 512;
+constexpr int kRecordsPerSlab = 256;
+// Requests one wait kernel takes: one block each, so their unpacks run side by side.
+constexpr int kWaitBatch = 32;
+
+// Device memory, one per operation: what its wait kernel needs of the post kernel.
+struct Record {
+  gddt_device_request_t request;
+  gddt_device_comm_t comm;
+};
+
+// Mapped host memory beside each record.
+struct Mirror {
+  gddt_device_status_t status;  // read by the host function filling an MPI_Status
+  unsigned int done;            // set by the last kernel of an operation whose record a flag releases
+};
+
+struct Slot {
+  Record* record;
+  Mirror* mirror;
+  Mirror* mirror_device;
+};
+
+// A datatype's device handle, shared by the operations and graphs using it: released last by
+// whichever of them ends last, often inside a host function, where no CUDA call is allowed,
+// so the handle waits in `retired` for the next call from a host thread.
+struct TypeRef {
+  gddt_device_type_t type;
+  std::atomic<int> refs;
+};
+
+// The pool, the operations in flight, the retired handles and the named-type table; host
+// functions take it too, so no CUDA call is made while it is held.
+std::mutex mutex;
+std::mutex setup_mutex;  // the keyvals and the error word
+std::vector<Slot> free_slots;
+// Operations without a status, outside capture: their last kernel sets the mirror's done flag,
+// which the next enqueue call sees, so the stream pays no host function for them.
+std::vector<std::pair<Slot, TypeRef*>> in_flight;
+std::vector<TypeRef*> retired;
+std::unordered_map<MPI_Datatype, TypeRef*> named_types;  // predefined types take no attributes
+int comm_keyval = MPI_KEYVAL_INVALID;
+int type_keyval = MPI_KEYVAL_INVALID;
+// An error a kernel met while its stream ran an operation (mapped host memory, never freed:
+// graphs may outlive every communicator); the next enqueue call returns it.
+int* error_word = nullptr;
+int* error_word_device = nullptr;
+
+struct StreamComm {
+  cudaStream_t stream;
+  gddt_device_comm_t device;
+};
+
+void release_type(TypeRef* ref) {
+  if (ref == nullptr || ref->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  std::lock_guard<std::mutex> lock(mutex);
+  retired.push_back(ref);
+}
+
+void give_slot(const Slot& slot);
+
+// Releases what the streams have passed; called on host threads only.
+void reap() {
+  std::vector<std::pair<Slot, TypeRef*>> finished;
+  std::vector<TypeRef*> done;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto pending = [](const std::pair<Slot, TypeRef*>& op) {
+      return __atomic_load_n(&op.first.mirror->done, __ATOMIC_ACQUIRE) == 0;
+    };
+    auto first = std::stable_partition(in_flight.begin(), in_flight.end(), pending);
+    finished.assign(first, in_flight.end());
+    in_flight.erase(first, in_flight.end());
+  }
+  for (const auto& [slot, type] : finished) {
+    give_slot(slot);
+    release_type(type);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    done.swap(retired);
+  }
+  for (TypeRef* ref : done) {
+    gddt_device_type_free(&ref->type);
+    delete ref;
+  }
+}
+
+// Allocations made while a stream of this thread may be capturing: relaxed mode allows them.
+class RelaxedCapture {
+ public:
+  RelaxedCapture() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  ~RelaxedCapture() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+};
+
+int take_slot(Slot* slot) {
+  auto take = [&]() {
+    *slot = free_slots.back();
+    free_slots.pop_back();
+    slot->mirror->done = 0;
+  };
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!free_slots.empty()) return take(), MPI_SUCCESS;
+  }
+  // Allocated without the lock: a host function waiting for it must not wait for a CUDA call.
+  RelaxedCapture relaxed;
+  Record* records = nullptr;
+  Mirror* mirrors = nullptr;
+  Mirror* mirrors_device = nullptr;
+  if (cudaMalloc(&records, sizeof(Record) * kRecordsPerSlab) != cudaSuccess) return MPI_ERR_NO_MEM;
+  if (cudaHostAlloc(&mirrors, sizeof(Mirror) * kRecordsPerSlab, cudaHostAllocMapped) != cudaSuccess ||
+      cudaHostGetDevicePointer(&mirrors_device, mirrors, 0) != cudaSuccess) {
+    cudaFree(records);
+    return MPI_ERR_NO_MEM;
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  for (int i = 0; i < kRecordsPerSlab; ++i) free_slots.push_back(Slot{records + i, mirrors + i, mirrors_device + i});
+  take();
+  return MPI_SUCCESS;
+}
+
+void give_slot(const Slot& slot) {
+  std::lock_guard<std::mutex> lock(mutex);
+  free_slots.push_back(slot);
+}
+
+int make_error_word() {
+  if (error_word != nullptr) return MPI_SUCCESS;
+  RelaxedCapture relaxed;
+  if (cudaHostAlloc(&error_word, sizeof(int), cudaHostAllocMapped) != cudaSuccess) return MPI_ERR_NO_MEM;
+  *error_word = MPI_SUCCESS;
+  if (cudaHostGetDevicePointer(&error_word_device, error_word, 0) != cudaSuccess) return MPI_ERR_OTHER;
+  return MPI_SUCCESS;
+}
+
+int take_error() {
+  if (error_word == nullptr) return MPI_SUCCESS;
+  return __atomic_exchange_n(error_word, MPI_SUCCESS, __ATOMIC_ACQ_REL);
+}
+
+int delete_comm_attribute(MPI_Comm, int, void* value, void*) {
+  auto* comm = static_cast<StreamComm*>(value);
+  gddt_device_comm_free(&comm->device);
+  delete comm;
+  reap();
+  return MPI_SUCCESS;
+}
+
+int delete_type_attribute(MPI_Datatype, int, void* value, void*) {
+  release_type(static_cast<TypeRef*>(value));
+  return MPI_SUCCESS;
+}
+
+int make_keyvals() {
+  std::lock_guard<std::mutex> lock(setup_mutex);
+  if (comm_keyval == MPI_KEYVAL_INVALID &&
+      PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_comm_attribute, &comm_keyval, nullptr) != MPI_SUCCESS)
+    return MPI_ERR_OTHER;
+  if (type_keyval == MPI_KEYVAL_INVALID &&
+      PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, delete_type_attribute, &type_keyval, nullptr) != MPI_SUCCESS)
+    return MPI_ERR_OTHER;
+  return make_error_word();
+}
+
+// Raises `cls` through the communicator's error handler, as an MPI call would.
+int raise(MPI_Comm comm, int cls, const char* why) {
+  if (cls == MPI_SUCCESS) return cls;
+  GDDT_LOG(kInfo, "stream-ordered call: %s", why);
+  PMPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_SELF : comm, cls);
+  return cls;
+}
+
+int stream_comm_of(MPI_Comm comm, StreamComm** out) {
+  if (comm == MPI_COMM_NULL || comm_keyval == MPI_KEYVAL_INVALID) return MPI_ERR_COMM;
+  int found = 0;
+  void* value = nullptr;
+  if (PMPI_Comm_get_attr(comm, comm_keyval, &value, &found) != MPI_SUCCESS || !found) return MPI_ERR_COMM;
+  *out = static_cast<StreamComm*>(value);
+  return MPI_SUCCESS;
+}
+
+// The device handle of `datatype` with a reference for the caller: made once per datatype and
+// kept on it as an attribute (freed with it), predefined ones in a table.
+int type_ref_of(MPI_Datatype datatype, TypeRef** out) {
+  int ni = 0, na = 0, nd = 0, combiner = 0;
+  if (PMPI_Type_get_envelope(datatype, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return MPI_ERR_TYPE;
+  const bool named = combiner == MPI_COMBINER_NAMED;
+  TypeRef* ref = nullptr;
+  if (named) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = named_types.find(datatype);
+    if (it != named_types.end()) ref = it->second;
+  } else {
+    int found = 0;
+    void* value = nullptr;
+    if (PMPI_Type_get_attr(datatype, type_keyval, &value, &found) != MPI_SUCCESS) return MPI_ERR_TYPE;
+    if (found) ref = static_cast<TypeRef*>(value);
+  }
+  if (ref == nullptr) {
+    ref = new TypeRef{};
+    ref->refs.store(1, std::memory_order_relaxed);  // the attribute's or the table's
+    int rc;
+    {
+      RelaxedCapture relaxed;
+      rc = gddt_device_type_create(datatype, &ref->type);
+    }
+    if (rc != MPI_SUCCESS) {
+      delete ref;
+      return rc;
+    }
+    if (named) {
+      std::lock_guard<std::mutex> lock(mutex);
+      named_types.emplace(datatype, ref);
+    } else if (PMPI_Type_set_attr(datatype, type_keyval, ref) != MPI_SUCCESS) {
+      gddt_device_type_free(&ref->type);
+      delete ref;
+      return MPI_ERR_TYPE;
+    }
+  }
+  ref->refs.fetch_add(1, std::memory_order_relaxed);
+  *out = ref;
+  return MPI_SUCCESS;
+}
+
+// A plain store: atomics on mapped host memory are not atomic over PCIe, and any one of the
+// errors will do.
+__device__ void note_error(int rc, int* error) {
+  if (rc == MPI_SUCCESS || threadIdx.x != 0) return;
+  *reinterpret_cast<volatile int*>(error) = rc;
+  __threadfence_system();
+}
+
+// The operation's last touch of its record (thread 0, once the block is done with it).
+__device__ void mark_done(unsigned int* done) {
+  if (done == nullptr) return;
+  __threadfence_system();
+  *reinterpret_cast<volatile unsigned int*>(done) = 1;
+}
+
+// Posts one operation (the calling block packs a staged send into the ring) and, for the
+// blocking forms, waits for it (a staged receive is unpacked by the same block).
+__global__ void __launch_bounds__(kThreads)
+    post_kernel(bool send, void* buf, int64_t count, gddt_device_type_t type, int peer, int tag,
+                gddt_device_comm_t comm, Record* record, bool wait, gddt_device_status_t* status, unsigned int* done,
+                int* error) {
+  if (threadIdx.x == 0) record->comm = comm;
+  const int rc = send ? gddt_isend(buf, count, type, peer, tag, comm, &record->request, GDDT_SCOPE_BLOCK)
+                      : gddt_irecv(buf, count, type, peer, tag, comm, &record->request, GDDT_SCOPE_BLOCK);
+  note_error(rc, error);
+  if (rc != MPI_SUCCESS) {
+    // Nothing was posted: the wait finds a completed request, and a status says why.
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      record->request.ticket = GDDT_DEVICE_REQUEST_NULL_TICKET;
+      if (status != nullptr) *status = gddt_device_status_t{MPI_ANY_SOURCE, MPI_ANY_TAG, rc, 0, 0};
+      if (wait) mark_done(done);
+    }
+    return;
+  }
+  if (!wait) return;
+  gddt_device_status_t local;
+  note_error(gddt_wait(comm, &record->request, &local, GDDT_SCOPE_BLOCK), error);
+  __syncthreads();  // every thread is done with the record before the flag may hand it on
+  if (threadIdx.x != 0) return;
+  if (status != nullptr) *status = local;
+  mark_done(done);
+}
+
+struct WaitBatch {
+  int count;
+  Record* records[kWaitBatch];
+  gddt_device_status_t* statuses[kWaitBatch];  // null: not wanted
+  unsigned int* done[kWaitBatch];              // null: a host function or the graph releases the record
+};
+
+// Block b waits for request b and unpacks it when it is a staged receive.
+__global__ void __launch_bounds__(kThreads) wait_kernel(WaitBatch batch, int* error) {
+  Record* record = batch.records[blockIdx.x];
+  gddt_device_status_t local;
+  note_error(gddt_wait(record->comm, &record->request, &local, GDDT_SCOPE_BLOCK), error);
+  __syncthreads();  // every thread is done with the record before the flag may hand it on
+  if (threadIdx.x != 0) return;
+  if (batch.statuses[blockIdx.x] != nullptr) *batch.statuses[blockIdx.x] = local;
+  mark_done(batch.done[blockIdx.x]);
+}
+
+}  // namespace
+}  // namespace gddt::device_api
+
+// An enqueued operation between its post and its wait.
+struct gddt_stream_request_s {
+  gddt::device_api::StreamComm* comm;
+  gddt::device_api::Slot slot;
+  gddt::device_api::TypeRef* type;
+  bool proc_null;
+  bool captured;  // the graph owns slot and type
+};
+
+namespace gddt::device_api {
+namespace {
+
+// Runs after an operation's wait: fills the caller's status (a local MPI call on a CUDA
+// thread; no CUDA call here) and, outside capture, gives the operation's record back.
+struct Completion {
+  Slot slot;
+  TypeRef* type;
+  MPI_Status* status;
+  bool release;
+};
+
+void fill_status(const gddt_device_status_t& from, MPI_Status* status) {
+  status->MPI_SOURCE = from.source;
+  status->MPI_TAG = from.tag;
+  status->MPI_ERROR = from.error;
+  PMPI_Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(from.bytes));
+}
+
+void CUDART_CB complete(void* data) {
+  auto* completion = static_cast<Completion*>(data);
+  if (completion->status != nullptr) fill_status(completion->slot.mirror->status, completion->status);
+  if (!completion->release) return;
+  give_slot(completion->slot);
+  release_type(completion->type);
+  delete completion;
+}
+
+// The destructor of a captured operation's user object: the graph (and its executables) are gone.
+void CUDART_CB release_captured(void* data) {
+  auto* request = static_cast<gddt_stream_request_s*>(data);
+  give_slot(request->slot);
+  release_type(request->type);
+  delete request;
+}
+
+void CUDART_CB delete_completion(void* data) { delete static_cast<Completion*>(data); }
+
+// Ties `data` to the graph `stream` is capturing; `destroy` runs when the graph no longer needs it.
+int hand_to_graph(cudaStream_t stream, void* data, cudaHostFn_t destroy) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cudaGraph_t graph = nullptr;
+  if (cudaStreamGetCaptureInfo(stream, &capture, nullptr, &graph) != cudaSuccess ||
+      capture != cudaStreamCaptureStatusActive)
+    return MPI_ERR_OTHER;
+  cudaUserObject_t object = nullptr;
+  if (cudaUserObjectCreate(&object, data, destroy, 1, cudaUserObjectNoDestructorSync) != cudaSuccess)
+    return MPI_ERR_OTHER;
+  if (cudaGraphRetainUserObject(graph, object, 1, cudaGraphUserObjectMove) != cudaSuccess) {
+    cudaUserObjectRelease(object, 1);
+    return MPI_ERR_OTHER;
+  }
+  return MPI_SUCCESS;
+}
+
+bool capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  return cudaStreamIsCapturing(stream, &capture) == cudaSuccess && capture == cudaStreamCaptureStatusActive;
+}
+
+int launch_error(const char* what) {
+  const cudaError_t error = cudaGetLastError();
+  if (error == cudaSuccess) return MPI_SUCCESS;
+  GDDT_LOG(kError, "stream-ordered %s: kernel launch failed: %s", what, cudaGetErrorString(error));
+  return MPI_ERR_OTHER;
+}
+
+void fill_proc_null(MPI_Status* status) {
+  if (status == MPI_STATUS_IGNORE) return;
+  status->MPI_SOURCE = MPI_PROC_NULL;
+  status->MPI_TAG = MPI_ANY_TAG;
+  status->MPI_ERROR = MPI_SUCCESS;
+  PMPI_Status_set_elements_x(status, MPI_BYTE, 0);
+}
+
+// Checks every argument but the datatype's contents (gddt_device_type_create judges those).
+int check(bool send, const void* buf, int count, MPI_Datatype datatype, int peer, int tag, MPI_Comm comm,
+          StreamComm** stream_comm, const char** why) {
+  if (stream_comm_of(comm, stream_comm) != MPI_SUCCESS) return *why = "not a stream communicator", MPI_ERR_COMM;
+  const gddt_device_comm_t& device = (*stream_comm)->device;
+  if (count < 0) return *why = "negative count", MPI_ERR_COUNT;
+  if (datatype == MPI_DATATYPE_NULL) return *why = "MPI_DATATYPE_NULL", MPI_ERR_TYPE;
+  const bool any_source = !send && peer == MPI_ANY_SOURCE;
+  if (peer != MPI_PROC_NULL && !any_source && (peer < 0 || peer >= device.size))
+    return *why = "rank out of range", MPI_ERR_RANK;
+  const bool any_tag = !send && tag == MPI_ANY_TAG;
+  if (!any_tag && (tag < 0 || tag > device.tag_ub)) return *why = "tag out of range", MPI_ERR_TAG;
+  if (buf == nullptr && count > 0) {
+    int size = 0;
+    if (PMPI_Type_size(datatype, &size) != MPI_SUCCESS) return *why = "invalid datatype", MPI_ERR_TYPE;
+    if (size > 0) return *why = "null buffer", MPI_ERR_BUFFER;
+  }
+  return MPI_SUCCESS;
+}
+
+// How an operation's record comes back: the graph owns it under capture; otherwise a host
+// function that fills the caller's status releases it, or, without a status, the done flag
+// its last kernel sets (no host function on the stream).
+enum class Release { kGraph, kHostFunction, kFlag };
+
+Release release_of(bool captured, bool want_status) {
+  return captured ? Release::kGraph : want_status ? Release::kHostFunction : Release::kFlag;
+}
+
+// Queues what follows an operation's last kernel; `request_owner` (under capture, the object
+// the graph keeps) may be null when a request already handed it over.
+int after_last_kernel(cudaStream_t stream, Release release, const Slot& slot, TypeRef* type, MPI_Status* status,
+                      gddt_stream_request_s* request_owner) {
+  if (release == Release::kFlag) {
+    std::lock_guard<std::mutex> lock(mutex);
+    in_flight.emplace_back(slot, type);
+    return MPI_SUCCESS;
+  }
+  if (release == Release::kGraph && request_owner != nullptr &&
+      hand_to_graph(stream, request_owner, release_captured) != MPI_SUCCESS)
+    return MPI_ERR_OTHER;
+  if (status == nullptr) return MPI_SUCCESS;
+  auto* completion = new Completion{slot, type, status, release == Release::kHostFunction};
+  if (release == Release::kGraph && hand_to_graph(stream, completion, delete_completion) != MPI_SUCCESS) {
+    delete completion;
+    return MPI_ERR_OTHER;
+  }
+  return cudaLaunchHostFunc(stream, complete, completion) == cudaSuccess ? MPI_SUCCESS : MPI_ERR_OTHER;
+}
+
+// Enqueues a post (and, for the blocking forms, its wait) of one operation. `request` null:
+// blocking, `status` filled when the stream passes it.
+int enqueue(bool send, const void* buf, int count, MPI_Datatype datatype, int peer, int tag, MPI_Comm comm,
+            gddt_stream_request_t* request, MPI_Status* status) {
+  reap();
+  StreamComm* stream_comm = nullptr;
+  const char* why = "";
+  int rc = check(send, buf, count, datatype, peer, tag, comm, &stream_comm, &why);
+  if (rc == MPI_SUCCESS && (rc = take_error()) != MPI_SUCCESS) why = "an earlier operation failed on its stream";
+  if (rc != MPI_SUCCESS) return raise(comm, rc, why);
+  if (peer == MPI_PROC_NULL) {
+    if (request != nullptr)
+      *request = new gddt_stream_request_s{stream_comm, Slot{}, nullptr, true, false};
+    else if (!send)
+      fill_proc_null(status);
+    return MPI_SUCCESS;
+  }
+  TypeRef* type = nullptr;
+  if ((rc = type_ref_of(datatype, &type)) != MPI_SUCCESS) return raise(comm, rc, "datatype without a device handle");
+  Slot slot{};
+  if ((rc = take_slot(&slot)) != MPI_SUCCESS) {
+    release_type(type);
+    return raise(comm, rc, "no memory for the operation's record");
+  }
+  const cudaStream_t stream = stream_comm->stream;
+  const bool captured = capturing(stream);
+  const bool blocking = request == nullptr;
+  MPI_Status* wanted = blocking && status != MPI_STATUS_IGNORE ? status : nullptr;
+  const Release release = release_of(captured, wanted != nullptr);
+  post_kernel<<<1, kThreads, 0, stream>>>(
+      send, const_cast<void*>(buf), count, type->type, peer, tag, stream_comm->device, slot.record, blocking,
+      wanted != nullptr ? &slot.mirror_device->status : nullptr,
+      blocking && release == Release::kFlag ? &slot.mirror_device->done : nullptr, error_word_device);
+  if ((rc = launch_error(send ? "send" : "receive")) != MPI_SUCCESS) {
+    give_slot(slot);
+    release_type(type);
+    return raise(comm, rc, "launch failed");
+  }
+  // Under capture the graph keeps the request object (and through it the record) alive.
+  auto* owner = captured ? new gddt_stream_request_s{stream_comm, slot, type, false, true} : nullptr;
+  if (!blocking) {
+    *request = owner != nullptr ? owner : new gddt_stream_request_s{stream_comm, slot, type, false, false};
+    if (owner != nullptr && hand_to_graph(stream, owner, release_captured) != MPI_SUCCESS) {
+      *request = nullptr;
+      return raise(comm, MPI_ERR_OTHER, "cannot tie the record to the captured graph");
+    }
+    return MPI_SUCCESS;
+  }
+  if (after_last_kernel(stream, release, slot, type, wanted, owner) != MPI_SUCCESS)
+    return raise(comm, MPI_ERR_OTHER, "cannot queue the operation's completion");
+  return MPI_SUCCESS;
+}
+
+// Enqueues the waits of `count` requests, all on one stream, and releases them.
+int enqueue_waits(int count, gddt_stream_request_t* requests, MPI_Status* statuses) {
+  reap();
+  if (count < 0) return raise(MPI_COMM_SELF, MPI_ERR_COUNT, "negative count");
+  if (count > 0 && requests == nullptr) return raise(MPI_COMM_SELF, MPI_ERR_ARG, "null request array");
+  StreamComm* first = nullptr;
+  for (int i = 0; i < count; ++i) {
+    if (requests[i] == nullptr) return raise(MPI_COMM_SELF, MPI_ERR_REQUEST, "null request");
+    if (first == nullptr) first = requests[i]->comm;
+    if (requests[i]->comm->stream != first->stream)
+      return raise(MPI_COMM_SELF, MPI_ERR_REQUEST, "requests of different streams");
+  }
+  if (count == 0) return MPI_SUCCESS;
+  const cudaStream_t stream = first->stream;
+  const bool captured = capturing(stream);
+  for (int i = 0; i < count; ++i)
+    if (!requests[i]->proc_null && requests[i]->captured != captured)
+      return raise(MPI_COMM_SELF, MPI_ERR_REQUEST, "a wait captured in a graph its post is not in, or the reverse");
+  int rc = take_error();
+  if (rc != MPI_SUCCESS) return raise(MPI_COMM_SELF, rc, "an earlier operation failed on its stream");
+  struct Pending {
+    Slot slot;
+    TypeRef* type;
+    MPI_Status* status;
+    Release release;
+  };
+  WaitBatch batch{};
+  std::vector<Pending> pending;
+  auto flush = [&]() {
+    if (batch.count == 0) return MPI_SUCCESS;
+    wait_kernel<<<batch.count, kThreads, 0, stream>>>(batch, error_word_device);
+    batch.count = 0;
+    int launched = launch_error("wait");
+    for (const Pending& p : pending)
+      if (launched == MPI_SUCCESS) launched = after_last_kernel(stream, p.release, p.slot, p.type, p.status, nullptr);
+    pending.clear();
+    return launched;
+  };
+  for (int i = 0; i < count && rc == MPI_SUCCESS; ++i) {
+    gddt_stream_request_s* request = requests[i];
+    MPI_Status* status = statuses == MPI_STATUSES_IGNORE ? nullptr : statuses + i;
+    if (request->proc_null) {
+      if (status != nullptr) fill_proc_null(status);
+    } else {
+      const Release release = release_of(captured, status != nullptr);
+      batch.records[batch.count] = request->slot.record;
+      batch.statuses[batch.count] = status != nullptr ? &request->slot.mirror_device->status : nullptr;
+      batch.done[batch.count] = release == Release::kFlag ? &request->slot.mirror_device->done : nullptr;
+      ++batch.count;
+      pending.push_back(Pending{request->slot, request->type, status, release});
+      if (batch.count == kWaitBatch) rc = flush();
+    }
+    // A captured request's object belongs to its graph (the user object's destructor).
+    if (!request->captured) delete request;
+    requests[i] = nullptr;
+  }
+  if (rc == MPI_SUCCESS) rc = flush();
+  return raise(MPI_COMM_SELF, rc, "cannot enqueue the wait");
+}
+
+}  // namespace
+}  // namespace gddt::device_api
+
+using namespace gddt::device_api;
+
+extern "C" {
+
+GDDT_EXPORT int gddt_stream_comm_create(MPI_Comm comm, void* stream, MPI_Comm* newcomm) {
+  if (comm == MPI_COMM_NULL) return raise(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_COMM_NULL");
+  if (newcomm == nullptr) return raise(comm, MPI_ERR_ARG, "null newcomm");
+  int rc = make_keyvals();
+  if (rc != MPI_SUCCESS) return raise(comm, rc, "cannot make the attribute keys or the error word");
+  MPI_Comm dup = MPI_COMM_NULL;
+  if ((rc = PMPI_Comm_dup(comm, &dup)) != MPI_SUCCESS) return rc;
+  auto* stream_comm = new StreamComm{static_cast<cudaStream_t>(stream), {}};
+  if ((rc = gddt_device_comm_create(dup, &stream_comm->device)) != MPI_SUCCESS) {
+    delete stream_comm;
+    PMPI_Comm_free(&dup);
+    return raise(comm, rc, "no device communicator");
+  }
+  if ((rc = PMPI_Comm_set_attr(dup, comm_keyval, stream_comm)) != MPI_SUCCESS) {
+    gddt_device_comm_free(&stream_comm->device);
+    delete stream_comm;
+    PMPI_Comm_free(&dup);
+    return raise(comm, rc, "cannot attach the stream");
+  }
+  *newcomm = dup;
+  return MPI_SUCCESS;
+}
+
+GDDT_EXPORT int gddt_send_enqueue(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  return enqueue(true, buf, count, datatype, dest, tag, comm, nullptr, MPI_STATUS_IGNORE);
+}
+
+GDDT_EXPORT int gddt_recv_enqueue(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                                  MPI_Status* status) {
+  return enqueue(false, buf, count, datatype, source, tag, comm, nullptr, status);
+}
+
+GDDT_EXPORT int gddt_isend_enqueue(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                                   gddt_stream_request_t* request) {
+  if (request == nullptr) return raise(comm, MPI_ERR_ARG, "null request");
+  return enqueue(true, buf, count, datatype, dest, tag, comm, request, MPI_STATUS_IGNORE);
+}
+
+GDDT_EXPORT int gddt_irecv_enqueue(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                                   gddt_stream_request_t* request) {
+  if (request == nullptr) return raise(comm, MPI_ERR_ARG, "null request");
+  return enqueue(false, buf, count, datatype, source, tag, comm, request, MPI_STATUS_IGNORE);
+}
+
+GDDT_EXPORT int gddt_wait_enqueue(gddt_stream_request_t* request, MPI_Status* status) {
+  if (request == nullptr) return raise(MPI_COMM_SELF, MPI_ERR_ARG, "null request");
+  return enqueue_waits(1, request, status == MPI_STATUS_IGNORE ? MPI_STATUSES_IGNORE : status);
+}
+
+GDDT_EXPORT int gddt_waitall_enqueue(int count, gddt_stream_request_t* requests, MPI_Status* statuses) {
+  return enqueue_waits(count, requests, statuses);
+}
+
+}  // extern "C"
