@@ -201,12 +201,12 @@ fi
 if [[ $stages == *devapi* ]]; then
   if [[ $stages != *tests* ]]; then
     echo "=== device API tests (system MPI)"
-    (cd build/gpu-sysmpi && ctest --timeout 300 -R device_api --output-on-failure) >"$out/devapi-tests-system-mpi.log" 2>&1 ||
+    (cd build/gpu-sysmpi && ctest --timeout ${DEVAPI_TEST_TIMEOUT:-300} -R device_api --output-on-failure) >"$out/devapi-tests-system-mpi.log" 2>&1 ||
       status=1
     grep -E "tests passed|\*\*\*" "$out/devapi-tests-system-mpi.log" | tail -n 20
     if $cuda_built; then
       echo "=== device API tests (CUDA-aware bundle)"
-      (source .devdeps/cuda-mpi/env.sh && cd build/gpu-cudampi && ctest --timeout 300 -R device_api --output-on-failure) \
+      (source .devdeps/cuda-mpi/env.sh && cd build/gpu-cudampi && ctest --timeout ${DEVAPI_TEST_TIMEOUT:-300} -R device_api --output-on-failure) \
         >"$out/devapi-tests-cuda-mpi.log" 2>&1 || status=1
       grep -E "tests passed|\*\*\*" "$out/devapi-tests-cuda-mpi.log" | tail -n 20
     fi

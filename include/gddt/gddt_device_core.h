@@ -161,6 +161,32 @@ struct Word {
   alignas(W) unsigned char b[W];
 };
 
+// A load that skips the SM's L1: the staging is mapped host memory the proxy rewrites between
+// messages, and a line of an earlier message in the same slot may still sit in L1 (not coherent).
+template <typename T>
+GDDT_HD inline T load_fresh(const T *p) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(T) == 16) {
+    const uint4 v = __ldcv(reinterpret_cast<const uint4 *>(p));
+    return *reinterpret_cast<const T *>(&v);
+  } else if constexpr (sizeof(T) == 8) {
+    const unsigned long long v = __ldcv(reinterpret_cast<const unsigned long long *>(p));
+    return *reinterpret_cast<const T *>(&v);
+  } else if constexpr (sizeof(T) == 4) {
+    const unsigned int v = __ldcv(reinterpret_cast<const unsigned int *>(p));
+    return *reinterpret_cast<const T *>(&v);
+  } else if constexpr (sizeof(T) == 2) {
+    const unsigned short v = __ldcv(reinterpret_cast<const unsigned short *>(p));
+    return *reinterpret_cast<const T *>(&v);
+  } else {
+    const unsigned char v = __ldcv(reinterpret_cast<const unsigned char *>(p));
+    return *reinterpret_cast<const T *>(&v);
+  }
+#else
+  return *p;
+#endif
+}
+
 template <int W>
 GDDT_HD inline void move_words(const gddt_device_layout_t &l, unsigned char *typed, unsigned char *packed,
                                int64_t words, bool pack, int lane, int lanes) {
@@ -170,7 +196,7 @@ GDDT_HD inline void move_words(const gddt_device_layout_t &l, unsigned char *typ
     if (pack) {
       *s = *t;
     } else {
-      *t = *s;
+      *t = load_fresh(s);
     }
   }
 }
@@ -225,9 +251,9 @@ GDDT_HD inline void copy_bytes(void *dst, const void *src, int64_t bytes, int la
   if (((reinterpret_cast<uintptr_t>(d) | reinterpret_cast<uintptr_t>(s)) % 8) == 0) {
     done = bytes / 8 * 8;
     for (int64_t i = lane; i < bytes / 8; i += lanes)
-      reinterpret_cast<uint64_t *>(d)[i] = reinterpret_cast<const uint64_t *>(s)[i];
+      reinterpret_cast<uint64_t *>(d)[i] = load_fresh(reinterpret_cast<const uint64_t *>(s) + i);
   }
-  for (int64_t i = done + lane; i < bytes; i += lanes) d[i] = s[i];
+  for (int64_t i = done + lane; i < bytes; i += lanes) d[i] = load_fresh(s + i);
 }
 
 // ---- requests
@@ -469,8 +495,10 @@ GDDT_HD int finish(const Group &g, const gddt_device_comm_t &comm, gddt_device_r
   fence_system();
   g.sync();
   if (g.rank() == 0) {
-    for (uint32_t i = 0; i < pending.nslots; ++i)
-      store_release(&ring.slot_ticket[(t + i) % ring.nslots], t + i + ring.nslots);
+    // The first slot goes last: once it is free another caller may claim it and rewrite its
+    // pending record, nslots included.
+    const uint32_t nslots = pending.nslots;
+    for (uint32_t i = nslots; i-- > 0;) store_release(&ring.slot_ticket[(t + i) % ring.nslots], t + i + ring.nslots);
   }
   if (status != nullptr) {
     status->source = static_cast<int32_t>(source_tag >> 32);

@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <thread>
 #include <vector>
 
 #include "core/gpu.hpp"
@@ -130,13 +131,19 @@ int gddt_device_progress(int *active) {
 }
 
 int gddt_device_stream_synchronize(void *stream) {
-  if (device_api::threaded()) return mpi::error_class(gpu::stream_synchronize(stream));
+  const bool threaded = device_api::threaded();
   for (;;) {
     bool done = false;
     const Status status = gpu::stream_query(stream, &done);
     if (is_error(status)) return mpi::error_class(status);
     if (done) return MPI_SUCCESS;
-    device_api::progress(nullptr);
+    // The proxy thread usually shares this thread's core (launchers bind a rank to one): CUDA's
+    // own synchronize spins there and left the proxy a scheduler slice every few milliseconds.
+    if (threaded) {
+      std::this_thread::yield();
+    } else {
+      device_api::progress(nullptr);
+    }
   }
 }
 

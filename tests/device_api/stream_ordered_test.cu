@@ -113,6 +113,14 @@ std::vector<unsigned char> download(const void* p, size_t bytes) {
   return host;
 }
 
+// Which case runs, as it starts: a case that hangs is the last one named.
+void progress_line(const char* what, const char* name) {
+  if (rank == 0) {
+    std::fprintf(stderr, "%s %s\n", what, name);
+    std::fflush(stderr);
+  }
+}
+
 void check_bytes(const std::vector<unsigned char>& got, const std::vector<unsigned char>& want, const char* what) {
   size_t bad = 0;
   while (bad < got.size() && got[bad] == want[bad]) ++bad;
@@ -289,12 +297,16 @@ int main(int argc, char** argv) {
   MPI_Comm comm;
   CHECK_MPI(gddt_stream_comm_create(MPI_COMM_WORLD, stream, &comm));
   for (const Case& c : make_cases()) {
+    progress_line("ping-pong", c.name);
     ping_pong(c, comm, stream);
+    progress_line("ring", c.name);
     ring(c, comm, stream);
     MPI_Datatype t = c.type;
     MPI_Type_free(&t);
   }
+  progress_line("halo", "streamed");
   halo(comm, stream, false);
+  progress_line("halo", "graph");
   halo(comm, stream, true);
   MPI_Comm_free(&comm);
   CHECK_CUDA(cudaStreamDestroy(stream));
