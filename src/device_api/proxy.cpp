@@ -128,6 +128,8 @@ unsigned char *staging_of(State &s, std::uint64_t ticket) {
 // error class.
 void issue(State &s, std::uint64_t ticket, const gddt_device_post_t &post) {
   counters::add(counters::Counter::kDevicePosts, 1);
+  GDDT_LOG(kDebug, "device API: ticket %llu, %s, peer %d, tag %d, %llu bytes", static_cast<unsigned long long>(ticket),
+           device::op_name(post.op), post.peer, post.tag, static_cast<unsigned long long>(post.bytes));
   MPI_Comm comm = MPI_COMM_NULL, dup = MPI_COMM_NULL;
   MPI_Datatype type = MPI_DATATYPE_NULL;
   {
@@ -270,6 +272,7 @@ void progress_hook() {
 
 void proxy_thread(State *s) {
   inside_proxy = true;
+  GDDT_LOG(kDebug, "device API: the proxy thread runs");
   int idle = 0;
   while (!s->stop.load(std::memory_order_acquire)) {
     bool progressed;
