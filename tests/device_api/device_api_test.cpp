@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "gddt/gddt_device_core.h"
+#include "type_cases.hpp"
 
 namespace {
 
@@ -62,33 +63,9 @@ void on_device(const std::function<void()> &body) {
   on_device(1, [&](int) { body(); });
 }
 
-struct TypeCase {
-  const char *name;
-  MPI_Datatype type;
-  gddt_device_type_t device;
-};
-
 std::vector<TypeCase> make_types() {
-  std::vector<TypeCase> types;
-  MPI_Datatype t;
-  MPI_Type_vector(8, 3, 5, MPI_INT, &t);
-  types.push_back({"vector", t, {}});
-  const int sizes[3] = {6, 5, 4}, subsizes[3] = {3, 2, 2}, starts[3] = {1, 2, 1};
-  MPI_Type_create_subarray(3, sizes, subsizes, starts, MPI_ORDER_C, MPI_DOUBLE, &t);
-  types.push_back({"subarray", t, {}});
-  const int lengths[3] = {1, 3, 2}, displs[3] = {0, 4, 9};
-  MPI_Type_indexed(3, lengths, displs, MPI_SHORT, &t);
-  types.push_back({"indexed", t, {}});
-  const int blocks[3] = {1, 2, 3};
-  const MPI_Aint offsets[3] = {0, 8, 28};
-  const MPI_Datatype members[3] = {MPI_CHAR, MPI_DOUBLE, MPI_INT};
-  MPI_Datatype s;
-  MPI_Type_create_struct(3, blocks, offsets, members, &s);
-  MPI_Type_create_resized(s, 0, 48, &t);
-  MPI_Type_free(&s);
-  types.push_back({"struct", t, {}});
+  std::vector<TypeCase> types = committed_type_cases();
   for (TypeCase &c : types) {
-    MPI_Type_commit(&c.type);
     CHECK_RC(gddt_device_type_create(c.type, &c.device), MPI_SUCCESS);
   }
   return types;
