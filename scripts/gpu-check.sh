@@ -17,6 +17,7 @@
 # devapi: the device API's tests (the kernel-initiated and stream-ordered ones on both stacks), and
 # its benchmarks (scripts/device-api-bench.sh: ping-pong and Himeno) on the system MPI, with the two
 # ranks' kernels time-sliced on the GPU and again under MPS, which runs them side by side.
+# DEVAPI_TEST_TIMEOUT (300) and DEVAPI_BENCH_TIMEOUT (240) bound each test and each benchmark pass, in seconds.
 # PACK_BENCH_ARGS and P2P_BENCH_ARGS pass options to the pack and point-to-point benchmarks
 # (default: full sweeps); the halo exchange benchmark runs with its defaults.
 set -uo pipefail
