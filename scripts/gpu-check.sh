@@ -14,10 +14,11 @@
 # with the device copy as ceiling.
 # opencl: the OpenCL fuzzer, the OpenCL MPI test and the OpenCL pack and point-to-point benchmarks (system MPI) on
 # NVIDIA's OpenCL platform and on PoCL, each alone in the ICD loader's view.
-# devapi: the device API's tests (the kernel-initiated and stream-ordered ones on both stacks), and
-# its benchmarks (scripts/device-api-bench.sh: ping-pong and Himeno) on the system MPI, with the two
-# ranks' kernels time-sliced on the GPU and again under MPS, which runs them side by side.
-# DEVAPI_TEST_TIMEOUT (300) and DEVAPI_BENCH_TIMEOUT (240) bound each test and each benchmark pass, in seconds.
+# devapi: the device API's benchmarks (scripts/device-api-bench.sh: ping-pong and Himeno) on the
+# system MPI with the two ranks' kernels time-sliced on the GPU, then under MPS, which runs them
+# side by side, its tests on both stacks (one log per test in devapi-tests-<stack>/, a stuck test's
+# thread stacks in its log) and the benchmarks again. DEVAPI_TEST_TIMEOUT (300) bounds a test
+# without a time limit of its own and DEVAPI_BENCH_TIMEOUT (240) each benchmark pass, in seconds.
 # PACK_BENCH_ARGS and P2P_BENCH_ARGS pass options to the pack and point-to-point benchmarks
 # (default: full sweeps); the halo exchange benchmark runs with its defaults.
 set -uo pipefail
@@ -200,24 +201,25 @@ if [[ $stages == *collectives* ]]; then
   fi
 fi
 if [[ $stages == *devapi* ]]; then
-  if [[ $stages != *tests* ]]; then
-    echo "=== device API tests (system MPI)"
-    (cd build/gpu-sysmpi && ctest --timeout ${DEVAPI_TEST_TIMEOUT:-300} -R device_api --output-on-failure) >"$out/devapi-tests-system-mpi.log" 2>&1 ||
-      status=1
-    grep -E "tests passed|\*\*\*" "$out/devapi-tests-system-mpi.log" | tail -n 20
-    if $cuda_built; then
-      echo "=== device API tests (CUDA-aware bundle)"
-      (source .devdeps/cuda-mpi/env.sh && cd build/gpu-cudampi && ctest --timeout ${DEVAPI_TEST_TIMEOUT:-300} -R device_api --output-on-failure) \
-        >"$out/devapi-tests-cuda-mpi.log" 2>&1 || status=1
-      grep -E "tests passed|\*\*\*" "$out/devapi-tests-cuda-mpi.log" | tail -n 20
-    fi
-  fi
   echo "=== device API benchmarks, kernels of the two ranks time-sliced (system MPI)"
   OUT=$out/devapi-timesliced timeout ${DEVAPI_BENCH_TIMEOUT:-240} bash scripts/device-api-bench.sh build/gpu-sysmpi 2>&1 | tail -n 60 || status=1
+  mps=false
   if command -v nvidia-cuda-mps-control >/dev/null; then
-    echo "=== device API benchmarks under MPS (system MPI)"
     export CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d) CUDA_MPS_LOG_DIRECTORY=$(mktemp -d)
-    nvidia-cuda-mps-control -d
+    nvidia-cuda-mps-control -d && mps=true
+  fi
+  # One log per test; a test stuck past its limit prints every thread's stack (scripts/run-case.sh).
+  echo "=== device API tests (system MPI$($mps && echo ', under MPS'))"
+  python3 scripts/run-ctest-cases.py build/gpu-sysmpi "$out/devapi-tests-system-mpi" -R device_api \
+    --limit ${DEVAPI_TEST_TIMEOUT:-300} || status=1
+  if $cuda_built; then
+    echo "=== device API tests (CUDA-aware bundle$($mps && echo ', under MPS'))"
+    (source .devdeps/cuda-mpi/env.sh &&
+      python3 scripts/run-ctest-cases.py build/gpu-cudampi "$out/devapi-tests-cuda-mpi" -R device_api \
+        --limit ${DEVAPI_TEST_TIMEOUT:-300}) || status=1
+  fi
+  if $mps; then
+    echo "=== device API benchmarks under MPS (system MPI)"
     OUT=$out/devapi-mps timeout ${DEVAPI_BENCH_TIMEOUT:-240} bash scripts/device-api-bench.sh build/gpu-sysmpi 2>&1 | tail -n 60 || status=1
     echo quit | nvidia-cuda-mps-control
     unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
