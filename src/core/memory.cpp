@@ -168,6 +168,10 @@ Status classify(const void* ptr, Kind* kind) {
   return GDDT_OK;
 }
 
+void settle_caching() {
+  if (gpu::available() && cuda_memory_possible()) answers_cacheable();
+}
+
 void invalidate(const void* ptr, std::size_t bytes) {
   const auto begin = reinterpret_cast<std::uintptr_t>(ptr);
   cache().erase(begin, begin + (bytes == 0 ? 1 : bytes));

@@ -57,6 +57,11 @@ inline bool known_host(const void* ptr) { return host_page_table.contains(reinte
 // a branch.
 Status classify(const void* ptr, Kind* kind);
 
+// Makes classify()'s one-time check of the driver's mappings now. The check frees device
+// memory, which waits for every kernel running on the device: a kernel that waits on gddt's
+// host side (the device API) must not be running when it happens.
+void settle_caching();
+
 // Forgets cached ranges overlapping [ptr, ptr+bytes) (bytes 0: the range holding ptr); for
 // callers that know memory was freed.
 void invalidate(const void* ptr, std::size_t bytes);

@@ -14,8 +14,10 @@
 #include "core/gpu.hpp"
 #include "core/hooks.hpp"
 #include "core/log.hpp"
+#include "core/memory.hpp"
 #include "device_api/device_memory.hpp"
 #include "gddt/gddt_device_core.h"
+#include "pack/engine.hpp"
 
 namespace gddt::device_api {
 namespace {
@@ -353,6 +355,10 @@ Status make_ring(State &s) {
   r.slot_bytes = slot_bytes;
   r.timeout_ns = settings.device_timeout * 1000000000ull;
   r.thread_pack_max = settings.device_thread_pack_max;
+  // Now, while no kernel can be waiting on this proxy, the one-time steps that wait for every
+  // kernel running: the proxy's first MPI call and first pack kernel would make them.
+  memory::settle_caching();
+  GDDT_CHECK(pack::load_device_code());
 
   int provided = MPI_THREAD_SINGLE;
   MPI_Query_thread(&provided);

@@ -95,6 +95,10 @@ struct Backend {
   // the backend can. The windows' buffers must not overlap where one of them is written.
   Status (*pack_set)(const WindowMove* moves, int count, gpu::Stream stream);
   Status (*unpack_set)(const WindowMove* moves, int count, gpu::Stream stream);
+  // Optional (null where a backend has nothing to load): loads the backend's device code for
+  // the current device now. CUDA loads a kernel lazily at its first launch, and that load waits
+  // for every kernel running on the device: one waiting on gddt would never let it finish.
+  Status (*load)();
 };
 
 }  // namespace gddt::pack

@@ -52,6 +52,12 @@ const Backend* backend_for(gddt_memory_type_t typed, gddt_memory_type_t packed) 
 
 const Backend& backend_at(BackendSlotIndex slot) { return *backends()[slot]; }
 
+Status load_device_code() {
+  for (const Backend* backend : backends())
+    if (backend->load != nullptr) GDDT_CHECK(backend->load());
+  return GDDT_OK;
+}
+
 void for_each_backend(const std::function<void(const Backend&)>& visit) {
   for (const Backend* backend : backends()) visit(*backend);
 }

@@ -15,6 +15,10 @@ const Backend* backend_for(gddt_memory_type_t typed, gddt_memory_type_t packed);
 // The backend of a row of backends.def, for tests and benchmarks of that backend.
 const Backend& backend_at(BackendSlotIndex slot);
 
+// Loads every backend's device code for the current device now (Backend::load): before a
+// kernel that waits on gddt starts, since a lazy load would wait for that kernel.
+Status load_device_code();
+
 // Every backend, in backends.def order (stopping them at MPI_Finalize, listing them).
 void for_each_backend(const std::function<void(const Backend&)>& visit);
 

@@ -3,6 +3,6 @@
 
 namespace gddt::pack::cuda_impl {
 
-GDDT_BLOCK_LIST_INSTANCES(, false)
+GDDT_BLOCK_LIST_INSTANCES(GDDT_DEFINE_INSTANCES, false)
 
 }  // namespace gddt::pack::cuda_impl

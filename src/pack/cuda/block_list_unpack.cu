@@ -3,6 +3,6 @@
 
 namespace gddt::pack::cuda_impl {
 
-GDDT_BLOCK_LIST_INSTANCES(, true)
+GDDT_BLOCK_LIST_INSTANCES(GDDT_DEFINE_INSTANCES, true)
 
 }  // namespace gddt::pack::cuda_impl

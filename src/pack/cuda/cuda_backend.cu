@@ -14,6 +14,7 @@
 #include "pack/cuda/kernels.hpp"
 #include "pack/cuda/plan.hpp"
 #include "pack/cuda/resident.hpp"
+#include "pack/cuda/resident_ring.cuh"
 
 namespace gddt::pack {
 namespace {
@@ -439,6 +440,29 @@ Status cuda_unpack_set(const WindowMove* moves, int count, gpu::Stream stream) {
   return move_set<true>(moves, count, stream);
 }
 
+// Asking for a kernel's attributes loads it into the current context.
+Status load_kernel(const void* kernel) {
+  cudaFuncAttributes attributes;
+  cudaFuncGetAttributes(&attributes, kernel);
+  return gpu::check_last_error("cudaFuncGetAttributes");
+}
+
+#define GDDT_LOAD_INSTANCES(family, Args, ...)                                                         \
+  GDDT_CHECK(load_kernel(reinterpret_cast<const void*>(family##_instance<__VA_ARGS__, std::uint32_t>()))); \
+  GDDT_CHECK(load_kernel(reinterpret_cast<const void*>(family##_instance<__VA_ARGS__, std::uint64_t>()))); \
+  GDDT_CHECK(load_kernel(reinterpret_cast<const void*>(family##_set_instance<__VA_ARGS__>())));
+
+// Every kernel of this backend (Backend::load).
+Status load_kernels() {
+  GDDT_STRIDED_INSTANCES(GDDT_LOAD_INSTANCES, false)
+  GDDT_STRIDED_INSTANCES(GDDT_LOAD_INSTANCES, true)
+  GDDT_BLOCK_LIST_INSTANCES(GDDT_LOAD_INSTANCES, false)
+  GDDT_BLOCK_LIST_INSTANCES(GDDT_LOAD_INSTANCES, true)
+  return load_kernel(reinterpret_cast<const void*>(resident_kernel));
+}
+
+#undef GDDT_LOAD_INSTANCES
+
 }  // namespace
 
 const Backend& cuda_backend() {
@@ -452,7 +476,8 @@ const Backend& cuda_backend() {
                                cuda_unpack_now,
                                stop_resident,
                                cuda_pack_set,
-                               cuda_unpack_set};
+                               cuda_unpack_set,
+                               load_kernels};
   return backend;
 }
 

@@ -92,6 +92,16 @@ Kernel<WindowSet<BlockListArgs<std::uint32_t>>> block_list_set_instance();
 #define GDDT_EACH_DIMS(X, ...) X(__VA_ARGS__, 2) X(__VA_ARGS__, 4) X(__VA_ARGS__, kMaxWordDims)
 #define GDDT_EACH_FLAG(X, ...) X(__VA_ARGS__, false) X(__VA_ARGS__, true)
 
+// X(family, Args, leading template arguments) for every instance of the strided and of the
+// block-list kernels of one direction: the table that the declarations below, the files that
+// compile the kernels and the loading of every kernel (cuda_backend.cu) expand.
+#define GDDT_STRIDED_DIMS(X, kUnpack, W, kDims) X(strided, StridedArgs, W, kDims, kUnpack)
+#define GDDT_STRIDED_WIDTH(X, kUnpack, W) GDDT_EACH_DIMS(GDDT_STRIDED_DIMS, X, kUnpack, W)
+#define GDDT_STRIDED_INSTANCES(X, kUnpack) GDDT_EACH_WIDTH(GDDT_STRIDED_WIDTH, X, kUnpack)
+#define GDDT_BLOCK_LIST_SHARED(X, kUnpack, W, kTableInShared) X(block_list, BlockListArgs, W, kUnpack, kTableInShared)
+#define GDDT_BLOCK_LIST_WIDTH(X, kUnpack, W) GDDT_EACH_FLAG(GDDT_BLOCK_LIST_SHARED, X, kUnpack, W)
+#define GDDT_BLOCK_LIST_INSTANCES(X, kUnpack) GDDT_EACH_WIDTH(GDDT_BLOCK_LIST_WIDTH, X, kUnpack)
+
 // Explicit instantiations (PREFIX empty) or their declarations (PREFIX extern) of a family's
 // kernel with 32- and 64-bit indices and of its set kernel, for the given leading template
 // arguments.
@@ -99,22 +109,14 @@ Kernel<WindowSet<BlockListArgs<std::uint32_t>>> block_list_set_instance();
   PREFIX template Kernel<Args<std::uint32_t>> family##_instance<__VA_ARGS__, std::uint32_t>(); \
   PREFIX template Kernel<Args<std::uint64_t>> family##_instance<__VA_ARGS__, std::uint64_t>(); \
   PREFIX template Kernel<WindowSet<Args<std::uint32_t>>> family##_set_instance<__VA_ARGS__>();
-
-// Those of the strided and of the block-list kernels of one direction.
-#define GDDT_STRIDED_DIMS(PREFIX, kUnpack, W, kDims) \
-  GDDT_FAMILY_INSTANCES(PREFIX, strided, StridedArgs, W, kDims, kUnpack)
-#define GDDT_STRIDED_WIDTH(PREFIX, kUnpack, W) GDDT_EACH_DIMS(GDDT_STRIDED_DIMS, PREFIX, kUnpack, W)
-#define GDDT_STRIDED_INSTANCES(PREFIX, kUnpack) GDDT_EACH_WIDTH(GDDT_STRIDED_WIDTH, PREFIX, kUnpack)
-#define GDDT_BLOCK_LIST_SHARED(PREFIX, kUnpack, W, kTableInShared) \
-  GDDT_FAMILY_INSTANCES(PREFIX, block_list, BlockListArgs, W, kUnpack, kTableInShared)
-#define GDDT_BLOCK_LIST_WIDTH(PREFIX, kUnpack, W) GDDT_EACH_FLAG(GDDT_BLOCK_LIST_SHARED, PREFIX, kUnpack, W)
-#define GDDT_BLOCK_LIST_INSTANCES(PREFIX, kUnpack) GDDT_EACH_WIDTH(GDDT_BLOCK_LIST_WIDTH, PREFIX, kUnpack)
+#define GDDT_DECLARE_INSTANCES(family, Args, ...) GDDT_FAMILY_INSTANCES(extern, family, Args, __VA_ARGS__)
+#define GDDT_DEFINE_INSTANCES(family, Args, ...) GDDT_FAMILY_INSTANCES(, family, Args, __VA_ARGS__)
 
 // Each line is compiled by one file: strided_pack.cu, strided_unpack.cu, block_list_pack.cu,
 // block_list_unpack.cu.
-GDDT_STRIDED_INSTANCES(extern, false)
-GDDT_STRIDED_INSTANCES(extern, true)
-GDDT_BLOCK_LIST_INSTANCES(extern, false)
-GDDT_BLOCK_LIST_INSTANCES(extern, true)
+GDDT_STRIDED_INSTANCES(GDDT_DECLARE_INSTANCES, false)
+GDDT_STRIDED_INSTANCES(GDDT_DECLARE_INSTANCES, true)
+GDDT_BLOCK_LIST_INSTANCES(GDDT_DECLARE_INSTANCES, false)
+GDDT_BLOCK_LIST_INSTANCES(GDDT_DECLARE_INSTANCES, true)
 
 }  // namespace gddt::pack::cuda_impl

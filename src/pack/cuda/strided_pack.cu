@@ -3,6 +3,6 @@
 
 namespace gddt::pack::cuda_impl {
 
-GDDT_STRIDED_INSTANCES(, false)
+GDDT_STRIDED_INSTANCES(GDDT_DEFINE_INSTANCES, false)
 
 }  // namespace gddt::pack::cuda_impl

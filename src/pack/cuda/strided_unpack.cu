@@ -3,6 +3,6 @@
 
 namespace gddt::pack::cuda_impl {
 
-GDDT_STRIDED_INSTANCES(, true)
+GDDT_STRIDED_INSTANCES(GDDT_DEFINE_INSTANCES, true)
 
 }  // namespace gddt::pack::cuda_impl

@@ -328,6 +328,7 @@ const Backend& opencl_backend() {
                                nullptr,
                                nullptr,
                                nullptr,
+                               nullptr,
                                nullptr};
   return backend;
 }
