@@ -14,8 +14,10 @@ mkdir -p "$out"
 cmake --build "$build" --target gddt-bench-device-pingpong gddt-bench-himeno-host gddt-bench-himeno-stream \
   gddt-bench-himeno-kernel
 launcher=(${MPIEXEC:-mpiexec} -n 2)
+# Unbound: Open MPI binds each of 2 ranks to one core, which the proxy thread then shares with
+# the rank's own thread (docs/usage.md: give each rank a core for its proxy).
 if ${MPIEXEC:-mpiexec} --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
-  launcher+=(--allow-run-as-root --oversubscribe)
+  launcher+=(--allow-run-as-root --oversubscribe --bind-to none)
 fi
 status=0
 

@@ -1,5 +1,7 @@
 #include "device_api/proxy.hpp"
 
+#include <sys/prctl.h>
+
 #include <atomic>
 #include <chrono>
 #include <climits>
@@ -209,6 +211,8 @@ void complete(State &s, const InFlight &f, int rc, const MPI_Status &status) {
     source = MPI_ANY_SOURCE;
     tag = MPI_ANY_TAG;
   }
+  GDDT_LOG(kDebug, "device API: ticket %llu complete, error class %d, %lld bytes",
+           static_cast<unsigned long long>(f.ticket), error, static_cast<long long>(bytes));
   write_completion(s, f.ticket, error, source, tag, bytes);
 }
 
@@ -272,23 +276,33 @@ void progress_hook() {
   if (!s.thread_mode) run_here(s);
 }
 
+// How long the proxy thread keeps polling after its last post or completion, and while
+// requests are in flight, before it sleeps between polls: a kernel's next post usually follows
+// within an iteration's compute, and MPI progresses only while it is polled.
+constexpr auto kPollAfterWork = std::chrono::microseconds(500);
+// Idle longer than this, it polls every 100 us (leaving the core to the application), else
+// every 10 us.
+constexpr auto kLongIdle = std::chrono::milliseconds(20);
+
 void proxy_thread(State *s) {
   inside_proxy = true;
+  // Sleeps of 10 us would otherwise last the default 50 us of timer slack longer.
+  prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
   GDDT_LOG(kDebug, "device API: the proxy thread runs");
-  int idle = 0;
+  auto last_work = std::chrono::steady_clock::now();
   while (!s->stop.load(std::memory_order_acquire)) {
-    bool progressed;
+    bool busy;
     {
       std::lock_guard<std::mutex> lock(s->run_mutex);
-      progressed = run_once(*s);
+      busy = run_once(*s) || !s->in_flight.empty();
     }
-    // Idle, it backs off to 100 us between polls: a kernel's post waits that
-    // long at worst, and an idle proxy leaves the core to the application.
-    idle = progressed ? 0 : idle + 1;
-    if (idle > 64) {
-      std::this_thread::sleep_for(std::chrono::microseconds(idle > 1024 ? 100 : 10));
-    } else {
+    const auto now = std::chrono::steady_clock::now();
+    if (busy) last_work = now;
+    const auto idle = now - last_work;
+    if (idle < kPollAfterWork) {
       std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(idle > kLongIdle ? 100 : 10));
     }
   }
 }
