@@ -74,8 +74,13 @@ Status copy_span_back(const Message& message, const Staging& staging) {
 }
 
 Status pack_message(const Message& message, const Staging& staging, const gpu::WhileWaiting& meanwhile) {
-  const std::int64_t bytes = message.bytes();
-  return pack(whole(message, bytes), message.typed(), message.kind, staging.data(), staging.kind(), nullptr,
+  return pack_message_part(message, staging, 0, message.bytes(), meanwhile);
+}
+
+Status pack_message_part(const Message& message, const Staging& staging, std::int64_t offset, std::int64_t bytes,
+                         const gpu::WhileWaiting& meanwhile) {
+  return pack(pack::Window{message.layout.get(), message.count, offset, bytes}, message.typed(), message.kind,
+              static_cast<char*>(staging.data()) + offset, staging.kind(), nullptr,
               way_for(message.kind, staging.kind(), bytes), meanwhile);
 }
 
@@ -141,8 +146,14 @@ Status queue_unpacks(const MessageMove* moves, int count, gpu::Stream stream) {
 
 Status unpack_message(const Message& message, const Staging& staging, std::int64_t received, gpu::Stream stream,
                       const gpu::WhileWaiting& meanwhile, pack::Ordering ordering) {
-  return unpack(whole(message, received), const_cast<void*>(message.typed()), message.kind, staging.data(),
-                staging.kind(), stream, way_for(message.kind, staging.kind(), received), meanwhile, ordering);
+  return unpack_message_part(message, staging, 0, received, stream, meanwhile, ordering);
+}
+
+Status unpack_message_part(const Message& message, const Staging& staging, std::int64_t offset, std::int64_t bytes,
+                           gpu::Stream stream, const gpu::WhileWaiting& meanwhile, pack::Ordering ordering) {
+  return unpack(pack::Window{message.layout.get(), message.count, offset, bytes}, const_cast<void*>(message.typed()),
+                message.kind, static_cast<const char*>(staging.data()) + offset, staging.kind(), stream,
+                way_for(message.kind, staging.kind(), bytes), meanwhile, ordering);
 }
 
 }  // namespace gddt::protocol

@@ -85,6 +85,10 @@ Status copy_span_back(const Message& message, const Staging& staging);
 // Packs the whole message into `staging` (which must hold message.bytes()) and returns when
 // the bytes are in place, doing `meanwhile` while it waits for the GPU.
 Status pack_message(const Message& message, const Staging& staging, const gpu::WhileWaiting& meanwhile);
+// The same for packed bytes [offset, offset + bytes) of the message, which land at the same
+// offset of `staging`.
+Status pack_message_part(const Message& message, const Staging& staging, std::int64_t offset, std::int64_t bytes,
+                         const gpu::WhileWaiting& meanwhile);
 // Packs the whole message into `staging` like pack_message, but returns at once where the GPU
 // packs it in one launch: *stream is then the stream it is queued on, which must be waited for
 // before the bytes are read. Packs done by the CPU or by the chunk pipeline are complete on
@@ -117,5 +121,8 @@ Status queue_windows(bool packing, const pack::WindowMove* windows, int count, i
 // until it is done. `ordering`: see pack::Ordering.
 Status unpack_message(const Message& message, const Staging& staging, std::int64_t received, gpu::Stream stream,
                       const gpu::WhileWaiting& meanwhile, pack::Ordering ordering);
+// The same for packed bytes [offset, offset + bytes), read at the same offset of `staging`.
+Status unpack_message_part(const Message& message, const Staging& staging, std::int64_t offset, std::int64_t bytes,
+                           gpu::Stream stream, const gpu::WhileWaiting& meanwhile, pack::Ordering ordering);
 
 }  // namespace gddt::protocol

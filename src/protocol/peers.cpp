@@ -48,6 +48,7 @@ struct NodeEntry {
   std::atomic<int> world_rank_plus_one;  // 0 until the process has passed MPI_Init
   int gpus;
   gpu::DeviceUuid uuids[kMostGpus];  // the GPUs the process sees, written before its world rank
+  std::int64_t staged_part;          // its chunk size for the staged plane, written likewise
 };
 
 struct NodeTable {
@@ -69,6 +70,14 @@ struct Node {
 Node& node() {
   static Node* instance = new Node;
   return *instance;
+}
+
+// This process's part size for the staged plane: its staging chunk, within what one MPI message
+// counts in an int.
+std::int64_t own_staged_part() {
+  const config::Settings& settings = config::settings();
+  return static_cast<std::int64_t>(
+      std::min<std::uint64_t>(std::max(settings.staging_chunk, settings.staging_chunk_min), INT_MAX));
 }
 
 // The number of processes the launcher started on this node; 0 when it does not say.
@@ -191,7 +200,7 @@ void agree(MPI_Comm comm) {
 struct Pending {
   MPI_Request request = MPI_REQUEST_NULL;
   std::vector<char> bytes;
-  std::unique_ptr<Staging> staging;
+  std::shared_ptr<Staging> staging;  // shared by the parts of a staged message
   std::int64_t scratch_held = 0;  // device scratch counted in scratch_held_for_ipc
 };
 
@@ -298,6 +307,7 @@ struct Header {
   std::int32_t transfer = 0;
   std::uint64_t sequence = 0;  // the marker's
   std::int64_t bytes = 0;  // packed bytes of the message
+  std::int64_t part = 0;   // the staged plane: packed bytes per data message (0: one message)
   // CUDA IPC: where the packed bytes are in the sender's allocation.
   std::int64_t offset = 0;
   std::uint64_t buffer_id = 0;
@@ -402,6 +412,20 @@ bool sees_gpu(int slot, const gpu::DeviceUuid& uuid) {
   for (int i = 0; i < std::min(entry.gpus, kMostGpus); ++i)
     if (entry.uuids[i] == uuid) return true;
   return false;
+}
+
+// Receives of a staged message's parts posted ahead of the one being unpacked.
+constexpr std::int64_t kStagedPartsAhead = 4;
+
+// The staged plane's part size between this process and `peer` of the channel: the larger of the
+// two sides' own (GDDT_STAGING_CHUNK, a gddt-tune profile's measured chunk, raised to
+// GDDT_STAGING_CHUNK_MIN), so that neither pays the per-message cost of parts smaller than its
+// curves call for.
+std::int64_t agreed_staged_part(const Channel& channel, int peer) {
+  std::int64_t part = own_staged_part();
+  if (peer >= 0 && peer < static_cast<int>(channel.slot_of_rank.size()))
+    part = std::max(part, node().table->entries[channel.slot_of_rank[static_cast<std::size_t>(peer)]].staged_part);
+  return part;
 }
 
 // --- receiving ---
@@ -528,15 +552,38 @@ Status unpack_remote(Operation& operation, const Header& header, std::int64_t by
 
 // Receives the staged plane's data message (all of it, also where the receive holds less) and
 // unpacks what fits.
+// Receives the parts of a staged message, each unpacked (the first `bytes` packed bytes in all) while
+// the next ones arrive: on the GPU, queued on its stream; by this thread otherwise. Every part is
+// received whatever happens to the unpacks, so that none is left on the data twin.
 Status receive_staged(Operation& operation, const Header& header, int source, Channel& channel, std::int64_t bytes) {
   Staging landing;
   Route route = Route::kHostStaged;
   GDDT_CHECK(landing.acquire(&route, -1, header.bytes));
-  if (PMPI_Recv(landing.data(), static_cast<int>(header.bytes), MPI_BYTE, source, header.transfer, channel.data,
-                MPI_STATUS_IGNORE) != MPI_SUCCESS)
-    return GDDT_ERR_MPI;
-  if (bytes == 0) return GDDT_OK;
-  return unpack_message(operation.message, landing, bytes, nullptr, meanwhile_for(operation), operation.ordering);
+  const std::int64_t part = header.part > 0 ? header.part : header.bytes;
+  const std::int64_t parts = (header.bytes + part - 1) / part;
+  std::vector<MPI_Request> requests(static_cast<std::size_t>(parts), MPI_REQUEST_NULL);
+  auto post = [&](std::int64_t k) {
+    const std::int64_t offset = k * part;
+    const int length = static_cast<int>(std::min(part, header.bytes - offset));
+    return PMPI_Irecv(static_cast<char*>(landing.data()) + offset, length, MPI_BYTE, source, header.transfer,
+                      channel.data, &requests[static_cast<std::size_t>(k)]);
+  };
+  gpu::Stream stream = nullptr;
+  Status outcome = bytes > 0 ? message_stream(operation.message, landing, &stream) : GDDT_OK;
+  const gpu::WhileWaiting meanwhile = meanwhile_for(operation);
+  for (std::int64_t k = 0, posted = 0; k < parts; ++k) {
+    for (; posted < std::min(parts, k + kStagedPartsAhead); ++posted)
+      if (post(posted) != MPI_SUCCESS) return GDDT_ERR_MPI;
+    if (PMPI_Wait(&requests[static_cast<std::size_t>(k)], MPI_STATUS_IGNORE) != MPI_SUCCESS) return GDDT_ERR_MPI;
+    const std::int64_t offset = k * part, wanted = std::min(part, bytes - offset);
+    if (!is_error(outcome) && wanted > 0)
+      outcome = unpack_message_part(operation.message, landing, offset, wanted, stream, meanwhile, operation.ordering);
+  }
+  if (stream != nullptr) {
+    const Status drained = gpu::stream_wait(stream, meanwhile);
+    if (!is_error(outcome)) outcome = drained;
+  }
+  return outcome;
 }
 
 }  // namespace
@@ -573,6 +620,7 @@ void after_init() {
   mine.gpus = 0;
   for (int device = 0; gpu::available() && device < std::min(gpu::device_count(), kMostGpus); ++device)
     if (gpu::device_uuid(device, &mine.uuids[mine.gpus]) == GDDT_OK) ++mine.gpus;
+  mine.staged_part = own_staged_part();
   int world_rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   mine.world_rank_plus_one.store(world_rank + 1, std::memory_order_release);
@@ -680,11 +728,10 @@ Status post_header(Operation& operation) {
   Header header;
   header.bytes = message.bytes();
   header.sequence = stamp_marker(*channel, &send);
-  auto staging = std::make_unique<Staging>();
+  auto staging = std::make_shared<Staging>();
   Route route = Route::kHostStaged;
   if (operation.route == Route::kPeerIpc) route = Route::kDeviceStaged;
   GDDT_CHECK(staging->acquire(&route, message.kind.device, header.bytes));
-  GDDT_CHECK(pack_message(message, *staging, meanwhile_for(operation)));
   gpu::IpcExport exported;
   if (operation.route == Route::kPeerIpc && route == Route::kDeviceStaged &&
       export_of(staging->data(), &exported) == GDDT_OK && gpu::device_uuid(exported.device, &header.uuid) == GDDT_OK) {
@@ -698,7 +745,12 @@ Status post_header(Operation& operation) {
     header.plane = Plane::kInline;
   } else {  // kPeerStaged
     header.plane = Plane::kStaged;  // also where no exportable device scratch could be had
+    const std::int64_t part = agreed_staged_part(*channel, send.dest);
+    if (header.bytes > part) header.part = part;
   }
+  // The staged plane packs part by part after the header, each part sent as soon as it is packed;
+  // the others carry or expose the whole message, packed before the header leaves.
+  if (header.plane != Plane::kStaged) GDDT_CHECK(pack_message(message, *staging, meanwhile_for(operation)));
   const bool carried = header.plane == Plane::kInline;
   if (header.plane != Plane::kInline) header.transfer = new_transfer();
   send.header.resize(sizeof header + (carried ? static_cast<std::size_t>(header.bytes) : 0));
@@ -707,19 +759,29 @@ Status post_header(Operation& operation) {
   if (PMPI_Isend(send.header.data(), static_cast<int>(send.header.size()), MPI_BYTE, send.dest, send.tag,
                  channel->headers, &send.header_request) != MPI_SUCCESS)
     return GDDT_ERR_MPI;
-  Pending pending;
-  int rc = MPI_SUCCESS;
   if (header.plane == Plane::kIpc) {
-    rc = PMPI_Irecv(nullptr, 0, MPI_BYTE, send.dest, kReleaseTags + header.transfer, channel->data, &pending.request);
+    Pending pending;
+    if (PMPI_Irecv(nullptr, 0, MPI_BYTE, send.dest, kReleaseTags + header.transfer, channel->data,
+                   &pending.request) != MPI_SUCCESS)
+      return GDDT_ERR_MPI;
     pending.scratch_held = header.bytes;
     scratch_held_for_ipc.fetch_add(header.bytes);
+    pending.staging = std::move(staging);
+    linger(std::move(pending));
   } else if (header.plane == Plane::kStaged) {
-    rc = PMPI_Isend(staging->data(), static_cast<int>(header.bytes), MPI_BYTE, send.dest, header.transfer,
-                    channel->data, &pending.request);
+    const std::int64_t part = header.part > 0 ? header.part : header.bytes;
+    for (std::int64_t offset = 0; offset < header.bytes; offset += part) {
+      const std::int64_t bytes = std::min(part, header.bytes - offset);
+      GDDT_CHECK(pack_message_part(message, *staging, offset, bytes, meanwhile_for(operation)));
+      Pending pending;
+      if (PMPI_Isend(static_cast<char*>(staging->data()) + offset, static_cast<int>(bytes), MPI_BYTE, send.dest,
+                     header.transfer, channel->data, &pending.request) != MPI_SUCCESS)
+        return GDDT_ERR_MPI;
+      counters::add(counters::Counter::kPeerStagedParts, 1);
+      pending.staging = staging;
+      linger(std::move(pending));
+    }
   }
-  if (rc != MPI_SUCCESS) return GDDT_ERR_MPI;
-  pending.staging = std::move(staging);
-  linger(std::move(pending));
   return GDDT_OK;
 }
 

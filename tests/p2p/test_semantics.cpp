@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <mpi.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -455,6 +457,58 @@ void counters_count_sides(const Context& context, const TypeCatalog& types) {
   expect(counter("no.such.counter", &value) != 0, "an unknown counter refused");
 }
 
+// A size setting as the tests give it: digits and an optional K or M.
+long long size_setting(const char* name, long long otherwise) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return otherwise;
+  char* unit = nullptr;
+  const long long value = std::strtoll(text, &unit, 10);
+  return *unit == 'K' ? value << 10 : *unit == 'M' ? value << 20 : value;
+}
+
+// Between gddt peers the staged plane sends a message larger than the part size both sides agree
+// on (GDDT_STAGING_CHUNK raised to GDDT_STAGING_CHUNK_MIN, here alike on every rank) as that many
+// data messages, and the receiver puts them back together. A message of 9 bytes, which peers always
+// send through the protocol, tells whether it is on.
+void staged_parts_counted(const Context& context, const TypeCatalog& types) {
+  using CounterFunction = int (*)(const char*, long long*);
+  const auto counter = reinterpret_cast<CounterFunction>(dlsym(RTLD_DEFAULT, "gddt_counter"));
+  expect(counter != nullptr, "gddt_counter is exported");
+  if (counter == nullptr) return;
+  auto value_of = [&](const char* name) {
+    long long value = 0;
+    return counter(name, &value) == 0 ? value : 0;
+  };
+  const long long inline_before = value_of("p2p.peer-inline.sides");
+  char nine[9] = {}, nine_in[9];
+  P2P_EXPECT_SUCCESS(MPI_Sendrecv(nine, 9, MPI_BYTE, context.next, 1, nine_in, 9, MPI_BYTE, context.prev, 1,
+                                  MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  const bool protocol_on = value_of("p2p.peer-inline.sides") > inline_before;
+  const long long staged_before = value_of("p2p.peer-staged.sides"), ipc_before = value_of("p2p.peer-ipc.sides");
+  const long long parts_before = value_of("peer.staged.parts");
+  const TypeCase& vector = types.named("vector_block64");  // 1 KiB an element
+  constexpr int kCount = 1000;
+  RingMessage message(context, vector, kCount, vector, kCount, 2);
+  MPI_Request request;
+  P2P_EXPECT_SUCCESS(MPI_Irecv(message.recv.address(), kCount, vector.type, context.prev, message.index(),
+                               MPI_COMM_WORLD, &request));
+  P2P_EXPECT_SUCCESS(MPI_Send(message.send.address(), kCount, vector.type, context.next, message.index(),
+                              MPI_COMM_WORLD));
+  MPI_Status status;
+  P2P_EXPECT_SUCCESS(MPI_Wait(&request, &status));
+  message.check(&status, "the message in parts");
+  if (!protocol_on) return;
+  const bool staged = value_of("p2p.peer-staged.sides") > staged_before;
+  expect(staged || value_of("p2p.peer-ipc.sides") > ipc_before,
+         "a message of 1,000 KiB between peers took the staged plane or CUDA IPC");
+  if (!staged) return;
+  const long long part =
+      std::max(size_setting("GDDT_STAGING_CHUNK", 4LL << 20), size_setting("GDDT_STAGING_CHUNK_MIN", 64LL << 10));
+  const long long want = (message.bytes() + part - 1) / part, got = value_of("peer.staged.parts") - parts_before;
+  expect(got == want, "sent in " + std::to_string(got) + " parts of " + std::to_string(part) + " bytes, expected " +
+                          std::to_string(want));
+}
+
 // MPI_BOTTOM with a datatype of absolute addresses (MPI_Get_address of the buffer, as Fortran
 // codes and struct-of-arrays codes build them), on both sides: every third int of the sender's
 // buffer lands in every other int of the receiver's, gaps untouched.
@@ -655,6 +709,7 @@ const std::pair<const char*, Case> kCases[] = {
     {"order_behind_forwarded", order_behind_forwarded},
     {"freed_receive_lands", freed_receive_lands},
     {"counters_count_sides", counters_count_sides},
+    {"staged_parts_counted", staged_parts_counted},
     {"bottom_with_absolute_addresses", bottom_with_absolute_addresses},
 #if GDDT_HAVE_MPI_Isendrecv
     {"order_behind_isendrecv", order_behind_isendrecv},
