@@ -75,7 +75,10 @@ constexpr cl_uint CL_PROGRAM_BUILD_LOG = 0x1183;
     (cl_command_queue, cl_mem, cl_bool, std::size_t, std::size_t, void*, cl_uint, const cl_event*, cl_event*))       \
   X(clEnqueueWriteBuffer, cl_int,                                                                                    \
     (cl_command_queue, cl_mem, cl_bool, std::size_t, std::size_t, const void*, cl_uint, const cl_event*, cl_event*)) \
-  X(clFinish, cl_int, (cl_command_queue))
+  X(clFinish, cl_int, (cl_command_queue))                                                                            \
+  X(clCreateCommandQueue, cl_command_queue, (cl_context, cl_device_id, cl_bitfield, cl_int*))                        \
+  X(clWaitForEvents, cl_int, (cl_uint, const cl_event*))                                                             \
+  X(clReleaseEvent, cl_int, (cl_event))
 
 struct Api {
 #define GDDT_OPENCL_FIELD(name, result, parameters) result(*name) parameters = nullptr;

@@ -2,8 +2,10 @@
 // host memory (the packed side). A kernel specialised by the layout's shape and the widest
 // word the window allows moves the bytes between the buffer and pinned staging
 // (CL_MEM_ALLOC_HOST_PTR, pooled per context), which is then copied to or from the host
-// buffer. Programs are built once per context and device, layout tables uploaded once per
-// layout and context. Every call finishes before it returns, like the host backend's.
+// buffer; a window larger than the staging chunk goes in chunks, each chunk's kernel overlapping
+// the copy of the one before. Programs are built once per context and device, layout tables
+// uploaded once per layout and context. Every call finishes before it returns, like the host
+// backend's.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -13,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/config.hpp"
 #include "core/counters.hpp"
 #include "core/log.hpp"
 #include "pack/backend.hpp"
@@ -42,10 +45,12 @@ Status status_of(cl_int error, const char* what) {
 }
 
 // The kernels of one context and device, built once. Kernel objects hold their arguments, so
-// one launch at a time sets and enqueues them.
+// one launch at a time sets and enqueues them. A queue of gddt's own carries the copies of a
+// pipelined window, so that they overlap the kernels on the caller's queue.
 struct Program {
   cl_program program = nullptr;
   cl_kernel kernels[2][kKernelShapes][kWordWidths] = {};
+  cl_command_queue copies = nullptr;
   std::mutex launch;
 };
 
@@ -63,6 +68,8 @@ Status build_program(const Api& cl, cl_context context, cl_device_id device, Pro
     GDDT_LOG(kError, "OpenCL: building the pack kernels failed (%d): %s", static_cast<int>(error), log.c_str());
     return GDDT_ERR_INTERNAL;
   }
+  program->copies = cl.clCreateCommandQueue(context, device, 0, &error);
+  GDDT_CHECK(status_of(error, "clCreateCommandQueue"));
   for (int direction = 0; direction < 2; ++direction) {
     for (int shape = 0; shape < kKernelShapes; ++shape) {
       for (int width = 0; width < kWordWidths; ++width) {
@@ -254,6 +261,69 @@ constexpr std::int64_t kMostWorkItems = 1 << 18;
 // left to choose it picked one per window length (a cold run of the fuzzer took 5.5 minutes).
 constexpr std::int64_t kWorkGroup = 256;
 
+// Events of one pipelined window, released when it ends.
+class Events {
+ public:
+  explicit Events(const Api& cl) : cl_(cl) {}
+  ~Events() {
+    for (cl_event event : events_)
+      if (event != nullptr) cl_.clReleaseEvent(event);
+  }
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+  // The event of chunk `i`'s last step, and where to put the next one.
+  cl_event& of(std::int64_t i) { return events_[static_cast<std::size_t>(i & 1)]; }
+  void replace(std::int64_t i, cl_event event) {
+    if (of(i) != nullptr) cl_.clReleaseEvent(of(i));
+    of(i) = event;
+  }
+  Status wait_all() {
+    for (cl_event event : events_)
+      if (event != nullptr) GDDT_CHECK(status_of(cl_.clWaitForEvents(1, &event), "clWaitForEvents"));
+    return GDDT_OK;
+  }
+
+ private:
+  const Api& cl_;
+  cl_event events_[2] = {};
+};
+
+// Enqueues the kernel that moves window `w` between the typed buffer and `staged` (whose byte 0 is
+// the window's first packed byte) on the caller's queue, after `after` (null: at once).
+Status enqueue_kernel(const Api& cl, Program& program, bool packing, const Window& w, const OpenclBuffer& typed,
+                      const Target& target, cl_mem table, cl_mem staged, cl_event after, cl_event* done) {
+  const int width = word_width_index(w, typed.offset);
+  const cl_long origin = typed.offset;
+  const cl_long first = w.offset;
+  const cl_long words = w.length >> width;
+  const std::int64_t items = std::min<std::int64_t>(words, kMostWorkItems);
+  const std::size_t global = static_cast<std::size_t>((items + kWorkGroup - 1) / kWorkGroup * kWorkGroup);
+  const std::size_t local = static_cast<std::size_t>(kWorkGroup);
+  std::lock_guard<std::mutex> lock(program.launch);
+  cl_kernel kernel = program.kernels[packing ? 0 : 1][static_cast<int>(kernel_shape(w.layout->shape))][width];
+  cl_mem buffer = target.buffer;
+  cl_int error = cl.clSetKernelArg(kernel, 0, sizeof table, &table);
+  if (error == CL_SUCCESS) error = cl.clSetKernelArg(kernel, 1, sizeof buffer, &buffer);
+  if (error == CL_SUCCESS) error = cl.clSetKernelArg(kernel, 2, sizeof origin, &origin);
+  if (error == CL_SUCCESS) error = cl.clSetKernelArg(kernel, 3, sizeof staged, &staged);
+  if (error == CL_SUCCESS) error = cl.clSetKernelArg(kernel, 4, sizeof first, &first);
+  if (error == CL_SUCCESS) error = cl.clSetKernelArg(kernel, 5, sizeof words, &words);
+  GDDT_CHECK(status_of(error, "clSetKernelArg"));
+  return status_of(cl.clEnqueueNDRangeKernel(target.queue, kernel, 1, nullptr, &global, &local, after ? 1 : 0,
+                                             after ? &after : nullptr, done),
+                   "clEnqueueNDRangeKernel");
+}
+
+// Bytes a pipelined window moves per chunk: the staging chunk, in whole 16-byte words.
+std::int64_t pipeline_chunk() {
+  const config::Settings& settings = config::settings();
+  return static_cast<std::int64_t>(std::max(settings.staging_chunk, settings.staging_chunk_min) / 16 * 16);
+}
+
+// A window of up to one chunk: one kernel through one staging buffer, then the copy, on the
+// caller's queue. A larger one in chunks through two staging buffers: the kernel of a chunk on the
+// caller's queue overlaps the copy of the one before on gddt's copy queue, each chunk waiting for
+// the step before it and for the last use of its buffer.
 template <bool kPack>
 Status move(const Window& w, const OpenclBuffer& typed, void* host, const void* host_source) {
   if (w.length == 0) return GDDT_OK;
@@ -265,43 +335,51 @@ Status move(const Window& w, const OpenclBuffer& typed, void* host, const void* 
   GDDT_CHECK(program_for(*cl, target.context, target.device, &program));
   cl_mem table = nullptr;
   GDDT_CHECK(layout_table_in(*cl, *w.layout, target.context, target.queue, &table));
-  StagingLease staging(*cl, target.context);
-  const std::size_t bytes = static_cast<std::size_t>(w.length);
-  GDDT_CHECK(staging.acquire(bytes));
-  if (!kPack) {
-    GDDT_CHECK(status_of(
-        cl->clEnqueueWriteBuffer(target.queue, staging.buffer(), CL_TRUE, 0, bytes, host_source, 0, nullptr, nullptr),
-        "clEnqueueWriteBuffer"));
+  const std::int64_t chunk = std::min(pipeline_chunk(), w.length);
+  const bool pipelined = chunk < w.length;
+  StagingLease slots[2] = {StagingLease(*cl, target.context), StagingLease(*cl, target.context)};
+  for (int slot = 0; slot < (pipelined ? 2 : 1); ++slot) GDDT_CHECK(slots[slot].acquire(static_cast<std::size_t>(chunk)));
+  cl_command_queue copies = pipelined ? program->copies : target.queue;
+  Events last(*cl);  // per buffer: the read of its chunk (pack) or the kernel (unpack)
+  // A step that fails leaves earlier ones queued: they end before the buffers go back to the pool
+  // and the call returns.
+  struct Drain {
+    const Api& cl;
+    cl_command_queue queues[2];
+    bool armed = true;
+    ~Drain() {
+      if (!armed) return;
+      for (cl_command_queue queue : queues) cl.clFinish(queue);
+    }
+  } drain{*cl, {target.queue, copies}};
+  for (std::int64_t i = 0, done = 0; done < w.length; ++i, done += chunk) {
+    const std::int64_t bytes = std::min(chunk, w.length - done);
+    const Window part{w.layout, w.count, w.offset + done, bytes};
+    cl_mem staged = slots[i & 1].buffer();
+    cl_event step = nullptr;
+    if (kPack) {
+      GDDT_CHECK(enqueue_kernel(*cl, *program, true, part, typed, target, table, staged, last.of(i), &step));
+      cl_event read = nullptr;
+      const cl_int error = cl->clEnqueueReadBuffer(copies, staged, 0, 0, static_cast<std::size_t>(bytes),
+                                                   static_cast<char*>(host) + done, 1, &step, &read);
+      cl->clReleaseEvent(step);
+      GDDT_CHECK(status_of(error, "clEnqueueReadBuffer"));
+      last.replace(i, read);
+    } else {
+      const cl_int error =
+          cl->clEnqueueWriteBuffer(copies, staged, 0, 0, static_cast<std::size_t>(bytes),
+                                   static_cast<const char*>(host_source) + done, last.of(i) ? 1 : 0,
+                                   last.of(i) ? &last.of(i) : nullptr, &step);
+      GDDT_CHECK(status_of(error, "clEnqueueWriteBuffer"));
+      cl_event kernel = nullptr;
+      const Status status = enqueue_kernel(*cl, *program, false, part, typed, target, table, staged, step, &kernel);
+      cl->clReleaseEvent(step);
+      GDDT_CHECK(status);
+      last.replace(i, kernel);
+    }
   }
-  const int width = word_width_index(w, typed.offset);
-  const cl_long origin = typed.offset;
-  const cl_long first = w.offset;
-  const cl_long words = w.length >> width;
-  const std::int64_t items = std::min<std::int64_t>(words, kMostWorkItems);
-  const std::size_t global = static_cast<std::size_t>((items + kWorkGroup - 1) / kWorkGroup * kWorkGroup);
-  const std::size_t local = static_cast<std::size_t>(kWorkGroup);
-  {
-    std::lock_guard<std::mutex> lock(program->launch);
-    cl_kernel kernel = program->kernels[kPack ? 0 : 1][static_cast<int>(kernel_shape(w.layout->shape))][width];
-    cl_mem buffer = target.buffer, staged = staging.buffer();
-    cl_int error = cl->clSetKernelArg(kernel, 0, sizeof table, &table);
-    if (error == CL_SUCCESS) error = cl->clSetKernelArg(kernel, 1, sizeof buffer, &buffer);
-    if (error == CL_SUCCESS) error = cl->clSetKernelArg(kernel, 2, sizeof origin, &origin);
-    if (error == CL_SUCCESS) error = cl->clSetKernelArg(kernel, 3, sizeof staged, &staged);
-    if (error == CL_SUCCESS) error = cl->clSetKernelArg(kernel, 4, sizeof first, &first);
-    if (error == CL_SUCCESS) error = cl->clSetKernelArg(kernel, 5, sizeof words, &words);
-    GDDT_CHECK(status_of(error, "clSetKernelArg"));
-    GDDT_CHECK(
-        status_of(cl->clEnqueueNDRangeKernel(target.queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr),
-                  "clEnqueueNDRangeKernel"));
-  }
-  if (kPack) {
-    GDDT_CHECK(
-        status_of(cl->clEnqueueReadBuffer(target.queue, staging.buffer(), CL_TRUE, 0, bytes, host, 0, nullptr, nullptr),
-                  "clEnqueueReadBuffer"));
-  } else {
-    GDDT_CHECK(status_of(cl->clFinish(target.queue), "clFinish"));
-  }
+  GDDT_CHECK(last.wait_all());
+  drain.armed = false;
   counters::add(kPack ? counters::Counter::kOpenclPacks : counters::Counter::kOpenclUnpacks, 1);
   return GDDT_OK;
 }
