@@ -338,7 +338,8 @@ Status move(const Window& w, const OpenclBuffer& typed, void* host, const void* 
   const std::int64_t chunk = std::min(pipeline_chunk(), w.length);
   const bool pipelined = chunk < w.length;
   StagingLease slots[2] = {StagingLease(*cl, target.context), StagingLease(*cl, target.context)};
-  for (int slot = 0; slot < (pipelined ? 2 : 1); ++slot) GDDT_CHECK(slots[slot].acquire(static_cast<std::size_t>(chunk)));
+  for (int slot = 0; slot < (pipelined ? 2 : 1); ++slot)
+    GDDT_CHECK(slots[slot].acquire(static_cast<std::size_t>(chunk)));
   cl_command_queue copies = pipelined ? program->copies : target.queue;
   Events last(*cl);  // per buffer: the read of its chunk (pack) or the kernel (unpack)
   // A step that fails leaves earlier ones queued: they end before the buffers go back to the pool
