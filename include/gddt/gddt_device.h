@@ -192,7 +192,8 @@ typedef struct gddt_device_status {
   int64_t bytes; /* received bytes */
 } gddt_device_status_t;
 
-/* ---- host API (each returns an MPI error class) --------------------------------------------- */
+/* ---- host API (each returns an MPI error class, raised first like an MPI call's: on the
+ * communicator's error handler, MPI_COMM_SELF's for the datatype calls and a null communicator) */
 
 /* Device handle for `comm` (an intracommunicator): point-to-point goes on `comm` itself, so a
  * host rank receives a kernel's message with an ordinary MPI_Recv; the barrier and allreduce

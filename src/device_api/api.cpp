@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/gpu.hpp"
+#include "device_api/errors.hpp"
 #include "device_api/proxy.hpp"
 #include "gddt/gddt_device.h"
 #include "mpi/errors.hpp"
@@ -56,11 +57,13 @@ using namespace gddt;  // NOLINT: the C entry points below are outside namespace
 extern "C" {
 
 int gddt_device_comm_create(MPI_Comm comm, gddt_device_comm_t *out) {
-  if (out == nullptr) return MPI_ERR_ARG;
-  if (!device_api::initialized()) return MPI_ERR_OTHER;
-  if (comm == MPI_COMM_NULL) return MPI_ERR_COMM;
+  constexpr const char *kCall = "gddt_device_comm_create";
+  if (!device_api::initialized()) return MPI_ERR_OTHER;  // no error handler to call yet
+  if (comm == MPI_COMM_NULL) return device_api::raise(comm, MPI_ERR_COMM, kCall, "MPI_COMM_NULL");
+  if (out == nullptr) return device_api::raise(comm, MPI_ERR_ARG, kCall, "null handle");
   int inter = 0;
-  if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter != 0) return MPI_ERR_COMM;
+  if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter != 0)
+    return device_api::raise(comm, MPI_ERR_COMM, kCall, "an intercommunicator");
   gddt_device_comm_t made{};
   MPI_Comm_rank(comm, &made.rank);
   MPI_Comm_size(comm, &made.size);
@@ -69,35 +72,39 @@ int gddt_device_comm_create(MPI_Comm comm, gddt_device_comm_t *out) {
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
   made.tag_ub = flag != 0 ? *tag_ub : 32767;
   Status status = device_api::ring(&made.ring);
-  if (is_error(status)) return mpi::error_class(status);
+  if (is_error(status)) return device_api::raise(comm, mpi::error_class(status), kCall, "no ring");
   MPI_Comm dup = MPI_COMM_NULL;
   const int rc = PMPI_Comm_dup(comm, &dup);
-  if (rc != MPI_SUCCESS) return rc;
+  if (rc != MPI_SUCCESS) return rc;  // raised by the library
   status = device_api::add_comm(comm, dup, &made.index);
   if (is_error(status)) {
     PMPI_Comm_free(&dup);
-    return mpi::error_class(status);
+    return device_api::raise(comm, mpi::error_class(status), kCall, "no table entry");
   }
   *out = made;
   return MPI_SUCCESS;
 }
 
 int gddt_device_comm_free(gddt_device_comm_t *comm) {
-  if (comm == nullptr) return MPI_ERR_ARG;
+  constexpr const char *kCall = "gddt_device_comm_free";
+  if (comm == nullptr) return device_api::raise(MPI_COMM_SELF, MPI_ERR_ARG, kCall, "null handle");
   MPI_Comm dup = MPI_COMM_NULL;
-  if (is_error(device_api::remove_comm(comm->index, &dup))) return MPI_ERR_COMM;
+  if (is_error(device_api::remove_comm(comm->index, &dup)))
+    return device_api::raise(MPI_COMM_SELF, MPI_ERR_COMM, kCall, "not a device communicator");
   PMPI_Comm_free(&dup);
   *comm = gddt_device_comm_t{};
   return MPI_SUCCESS;
 }
 
 int gddt_device_type_create(MPI_Datatype type, gddt_device_type_t *out) {
-  if (out == nullptr) return MPI_ERR_ARG;
-  if (!device_api::initialized()) return MPI_ERR_OTHER;
-  if (type == MPI_DATATYPE_NULL || !type::is_known_committed(type)) return MPI_ERR_TYPE;
+  constexpr const char *kCall = "gddt_device_type_create";
+  if (!device_api::initialized()) return MPI_ERR_OTHER;  // no error handler to call yet
+  if (out == nullptr) return device_api::raise(MPI_COMM_SELF, MPI_ERR_ARG, kCall, "null handle");
+  if (type == MPI_DATATYPE_NULL || !type::is_known_committed(type))
+    return device_api::raise(MPI_COMM_SELF, MPI_ERR_TYPE, kCall, "a null or uncommitted datatype");
   MPI_Datatype dup = MPI_DATATYPE_NULL;
   const int rc = MPI_Type_dup(type, &dup);
-  if (rc != MPI_SUCCESS) return rc;
+  if (rc != MPI_SUCCESS) return rc;  // raised by the library
   type::LayoutPtr layout;
   Status status = type::lookup(dup, &layout);
   device_api::DeviceCopy copy;
@@ -110,16 +117,18 @@ int gddt_device_type_create(MPI_Datatype type, gddt_device_type_t *out) {
   if (!is_error(status)) status = device_api::add_type(dup, std::move(copy), &made.index);
   if (is_error(status)) {
     MPI_Type_free(&dup);
-    return mpi::error_class(status);
+    return device_api::raise(MPI_COMM_SELF, mpi::error_class(status), kCall, "no device copy of its layout");
   }
   *out = made;
   return MPI_SUCCESS;
 }
 
 int gddt_device_type_free(gddt_device_type_t *type) {
-  if (type == nullptr) return MPI_ERR_ARG;
+  constexpr const char *kCall = "gddt_device_type_free";
+  if (type == nullptr) return device_api::raise(MPI_COMM_SELF, MPI_ERR_ARG, kCall, "null handle");
   MPI_Datatype dup = MPI_DATATYPE_NULL;
-  if (is_error(device_api::remove_type(type->index, &dup))) return MPI_ERR_TYPE;
+  if (is_error(device_api::remove_type(type->index, &dup)))
+    return device_api::raise(MPI_COMM_SELF, MPI_ERR_TYPE, kCall, "not a device datatype");
   MPI_Type_free(&dup);
   *type = gddt_device_type_t{};
   return MPI_SUCCESS;

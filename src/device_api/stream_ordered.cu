@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/log.hpp"
+#include "device_api/errors.hpp"
 #include "gddt/gddt_device.h"
 
 struct gddt_stream_request_s;
@@ -192,12 +193,7 @@ int make_keyvals() {
 }
 
 // Raises `cls` through the communicator's error handler, as an MPI call would.
-int raise(MPI_Comm comm, int cls, const char* why) {
-  if (cls == MPI_SUCCESS) return cls;
-  GDDT_LOG(kInfo, "stream-ordered call: %s", why);
-  PMPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_SELF : comm, cls);
-  return cls;
-}
+int raise(MPI_Comm comm, int cls, const char* why) { return device_api::raise(comm, cls, "stream-ordered call", why); }
 
 int stream_comm_of(MPI_Comm comm, StreamComm** out) {
   if (comm == MPI_COMM_NULL || comm_keyval == MPI_KEYVAL_INVALID) return MPI_ERR_COMM;

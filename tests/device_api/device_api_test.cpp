@@ -297,6 +297,9 @@ void truncation(const TypeCase &c) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+int self_errors = 0;
+void count_self_error(MPI_Comm *, int *, ...) { ++self_errors; }
+
 void argument_errors(const gddt_device_comm_t &comm, const TypeCase &c) {
   std::vector<unsigned char> buf = buffer_for(c.type, 1, 1);
   const int64_t big = comm.ring.nslots * static_cast<int64_t>(comm.ring.slot_bytes) / type_size(c.type) + 1;
@@ -334,17 +337,26 @@ void argument_errors(const gddt_device_comm_t &comm, const TypeCase &c) {
     CHECK_RC(gddt::device::start_p2p(kThread, false, huge.data(), big, stale_type, 0, 0, comm, &r), MPI_SUCCESS);
     CHECK_RC(gddt::device::wait(kThread, comm, &r, nullptr), MPI_ERR_TYPE);
   });
-  // The host API's checks.
+  // The host API's checks, each raised on MPI_COMM_SELF's error handler first, as MPI does for
+  // calls without a valid communicator.
+  MPI_Errhandler counting;
+  MPI_Comm_create_errhandler(count_self_error, &counting);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, counting);
   gddt_device_comm_t dc;
   gddt_device_type_t dt;
-  CHECK_RC(gddt_device_comm_create(MPI_COMM_NULL, &dc), MPI_ERR_COMM);
-  CHECK_RC(gddt_device_type_create(MPI_DATATYPE_NULL, &dt), MPI_ERR_TYPE);
   gddt_device_comm_t bogus{};
   bogus.index = 12345;
-  CHECK_RC(gddt_device_comm_free(&bogus), MPI_ERR_COMM);
   gddt_device_type_t bogus_type{};
   bogus_type.index = 12345;
+  const int raised_before = self_errors;
+  CHECK_RC(gddt_device_comm_create(MPI_COMM_NULL, &dc), MPI_ERR_COMM);
+  CHECK_RC(gddt_device_type_create(MPI_DATATYPE_NULL, &dt), MPI_ERR_TYPE);
+  CHECK_RC(gddt_device_comm_free(&bogus), MPI_ERR_COMM);
   CHECK_RC(gddt_device_type_free(&bogus_type), MPI_ERR_TYPE);
+  CHECK_RC(gddt_device_type_create(c.type, nullptr), MPI_ERR_ARG);
+  CHECK_RC(self_errors - raised_before, 5);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+  MPI_Errhandler_free(&counting);
 }
 
 // Messages beyond the staging's capacity go direct: the proxy hands the user's
