@@ -452,8 +452,10 @@ Status load_kernel(const void* kernel) {
   GDDT_CHECK(load_kernel(reinterpret_cast<const void*>(family##_instance<__VA_ARGS__, std::uint64_t>()))); \
   GDDT_CHECK(load_kernel(reinterpret_cast<const void*>(family##_set_instance<__VA_ARGS__>())));
 
-// Every kernel of this backend (Backend::load).
+// Every kernel of this backend (Backend::load); nothing where no GPU is usable (GDDT_CUDA=off, no
+// driver), where the backend is never called.
 Status load_kernels() {
+  if (!gpu::available()) return GDDT_OK;
   GDDT_STRIDED_INSTANCES(GDDT_LOAD_INSTANCES, false)
   GDDT_STRIDED_INSTANCES(GDDT_LOAD_INSTANCES, true)
   GDDT_BLOCK_LIST_INSTANCES(GDDT_LOAD_INSTANCES, false)
