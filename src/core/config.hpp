@@ -3,6 +3,7 @@
 // Everything that reads a setting goes through settings().
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -51,6 +52,9 @@ struct Row {
 
 // The settings in force. The first call reads them; later calls are a load of a pointer.
 const Settings& settings();
+
+// The chunk every staging pipeline uses: GDDT_STAGING_CHUNK raised to GDDT_STAGING_CHUNK_MIN.
+inline std::uint64_t staging_chunk() { return std::max(settings().staging_chunk, settings().staging_chunk_min); }
 
 // The enumerated settings, typed: config::protocol() == config::Protocol::kDevice.
 #define GDDT_CONFIG_ENUM(field, suffix, Type, ...) \

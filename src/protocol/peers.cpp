@@ -75,9 +75,7 @@ Node& node() {
 // This process's part size for the staged plane: its staging chunk, within what one MPI message
 // counts in an int.
 std::int64_t own_staged_part() {
-  const config::Settings& settings = config::settings();
-  return static_cast<std::int64_t>(
-      std::min<std::uint64_t>(std::max(settings.staging_chunk, settings.staging_chunk_min), INT_MAX));
+  return static_cast<std::int64_t>(std::min<std::uint64_t>(config::staging_chunk(), INT_MAX));
 }
 
 // The number of processes the launcher started on this node; 0 when it does not say.
@@ -307,7 +305,7 @@ struct Header {
   std::int32_t transfer = 0;
   std::uint64_t sequence = 0;  // the marker's
   std::int64_t bytes = 0;  // packed bytes of the message
-  std::int64_t part = 0;   // the staged plane: packed bytes per data message (0: one message)
+  std::int64_t part = 0;   // the staged plane: packed bytes per data message (the last may hold fewer)
   // CUDA IPC: where the packed bytes are in the sender's allocation.
   std::int64_t offset = 0;
   std::uint64_t buffer_id = 0;
@@ -550,8 +548,6 @@ Status unpack_remote(Operation& operation, const Header& header, std::int64_t by
   return GDDT_OK;
 }
 
-// Receives the staged plane's data message (all of it, also where the receive holds less) and
-// unpacks what fits.
 // Receives the parts of a staged message, each unpacked (the first `bytes` packed bytes in all) while
 // the next ones arrive: on the GPU, queued on its stream; by this thread otherwise. Every part is
 // received whatever happens to the unpacks, so that none is left on the data twin.
@@ -559,7 +555,8 @@ Status receive_staged(Operation& operation, const Header& header, int source, Ch
   Staging landing;
   Route route = Route::kHostStaged;
   GDDT_CHECK(landing.acquire(&route, -1, header.bytes));
-  const std::int64_t part = header.part > 0 ? header.part : header.bytes;
+  const std::int64_t part = header.part;
+  if (part <= 0) return GDDT_ERR_INTERNAL;
   const std::int64_t parts = (header.bytes + part - 1) / part;
   std::vector<MPI_Request> requests(static_cast<std::size_t>(parts), MPI_REQUEST_NULL);
   auto post = [&](std::int64_t k) {
@@ -745,8 +742,7 @@ Status post_header(Operation& operation) {
     header.plane = Plane::kInline;
   } else {  // kPeerStaged
     header.plane = Plane::kStaged;  // also where no exportable device scratch could be had
-    const std::int64_t part = agreed_staged_part(*channel, send.dest);
-    if (header.bytes > part) header.part = part;
+    header.part = std::min(agreed_staged_part(*channel, send.dest), header.bytes);
   }
   // The staged plane packs part by part after the header, each part sent as soon as it is packed;
   // the others carry or expose the whole message, packed before the header leaves.
@@ -769,10 +765,10 @@ Status post_header(Operation& operation) {
     pending.staging = std::move(staging);
     linger(std::move(pending));
   } else if (header.plane == Plane::kStaged) {
-    const std::int64_t part = header.part > 0 ? header.part : header.bytes;
-    for (std::int64_t offset = 0; offset < header.bytes; offset += part) {
-      const std::int64_t bytes = std::min(part, header.bytes - offset);
-      GDDT_CHECK(pack_message_part(message, *staging, offset, bytes, meanwhile_for(operation)));
+    const gpu::WhileWaiting meanwhile = meanwhile_for(operation);
+    for (std::int64_t offset = 0; offset < header.bytes; offset += header.part) {
+      const std::int64_t bytes = std::min(header.part, header.bytes - offset);
+      GDDT_CHECK(pack_message_part(message, *staging, offset, bytes, meanwhile));
       Pending pending;
       if (PMPI_Isend(static_cast<char*>(staging->data()) + offset, static_cast<int>(bytes), MPI_BYTE, send.dest,
                      header.transfer, channel->data, &pending.request) != MPI_SUCCESS)

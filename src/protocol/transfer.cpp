@@ -26,7 +26,7 @@ class Slots {
  public:
   Status acquire(const Lanes& lanes, std::int64_t length) {
     const std::size_t least_chunk = config::settings().staging_chunk_min;
-    const std::size_t chunk = std::max<std::size_t>(config::settings().staging_chunk, least_chunk);
+    const std::size_t chunk = config::staging_chunk();
     const std::size_t want = 2 * std::min(chunk, static_cast<std::size_t>(length));
     const std::size_t least = 2 * std::min(least_chunk, static_cast<std::size_t>(length));
     const pool::Where where = lanes.scratch_where();

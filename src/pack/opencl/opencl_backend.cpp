@@ -315,10 +315,7 @@ Status enqueue_kernel(const Api& cl, Program& program, bool packing, const Windo
 }
 
 // Bytes a pipelined window moves per chunk: the staging chunk, in whole 16-byte words.
-std::int64_t pipeline_chunk() {
-  const config::Settings& settings = config::settings();
-  return static_cast<std::int64_t>(std::max(settings.staging_chunk, settings.staging_chunk_min) / 16 * 16);
-}
+std::int64_t pipeline_chunk() { return static_cast<std::int64_t>(config::staging_chunk() / 16 * 16); }
 
 // A window of up to one chunk: one kernel through one staging buffer, then the copy, on the
 // caller's queue. A larger one in chunks through two staging buffers: the kernel of a chunk on the
