@@ -9,9 +9,11 @@
 # (default: the first four; tests includes fortran, the Fortran programs on every memory kind)
 # fuzz: the differential pack fuzzer with every buffer of a random memory kind, FUZZ_TYPES
 # types (default 100000) spread over FUZZ_RANKS ranks (default 4) on each MPI stack, seed printed.
-# peers: the point-to-point benchmark's vector and 3-D subarray cases with the peer protocol and
-# CUDA IPC (GDDT_PEERS=auto GDDT_IPC=auto) and with the raw format (GDDT_PEERS=off), on each stack,
-# with the device copy as ceiling.
+# peers: the point-to-point suite on device, managed, pinned and mixed memory (one rank per GPU
+# where there are two), then the point-to-point benchmark's vector and 3-D subarray cases and the
+# halo exchange with the peer protocol and CUDA IPC (GDDT_PEERS=auto GDDT_IPC=auto) and with the
+# raw format (GDDT_PEERS=off), on each stack, with the device copy as ceiling (cudaMemcpyPeer
+# across two GPUs) and the time of each stage of the peer protocol (GDDT_STATS=1).
 # opencl: the OpenCL fuzzer, the OpenCL MPI test and the OpenCL pack and point-to-point benchmarks (system MPI) on
 # NVIDIA's OpenCL platform and on PoCL, each alone in the ICD loader's view.
 # devapi: the device API's benchmarks (scripts/device-api-bench.sh: ping-pong and Himeno) on the
@@ -20,7 +22,8 @@
 # thread stacks in its log) and the benchmarks again. DEVAPI_TEST_TIMEOUT (300) bounds a test
 # without a time limit of its own and DEVAPI_BENCH_TIMEOUT (240) each benchmark pass, in seconds.
 # PACK_BENCH_ARGS and P2P_BENCH_ARGS pass options to the pack and point-to-point benchmarks
-# (default: full sweeps); the halo exchange benchmark runs with its defaults.
+# (default: full sweeps); the halo exchange benchmark runs with its defaults. GPU_CHECK_TARGETS
+# builds only the targets named (default: all).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-check-out}
@@ -35,7 +38,7 @@ build() {  # build DIR JOBS [cmake args]
   local dir=$1 jobs=$2
   shift 2
   { cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGDDT_CUDA_ARCHITECTURES=90 "$@" &&
-    cmake --build "$dir" -j "$jobs"; } >"$dir.log" 2>&1 || { echo "BUILD FAILED: $dir"; tail -n 40 "$dir.log"; return 1; }
+    cmake --build "$dir" -j "$jobs" ${GPU_CHECK_TARGETS:+--target $GPU_CHECK_TARGETS}; } >"$dir.log" 2>&1 || { echo "BUILD FAILED: $dir"; tail -n 40 "$dir.log"; return 1; }
 }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
@@ -122,6 +125,10 @@ if [[ $stages == *peers* ]]; then
   peer_bench() {
     local name=$1 dir=$2 rc=0
     shift 2
+    echo "=== point-to-point suite on GPU memory ($name)"
+    (cd "$dir" && ctest -j 4 --timeout 240 -R '^p2p_.*_(device|managed|pinned|mixed)_' --output-on-failure) \
+      >"$out/peers-tests-$name.log" 2>&1 || rc=1
+    grep -E "tests passed|\*\*\*|Failed|Timeout" "$out/peers-tests-$name.log" | tail -n 12
     for peers in auto off; do
       echo "=== peer protocol $peers ($name)"
       "$@" -x GDDT_PEERS=$peers -x GDDT_IPC=auto -x GDDT_STATS=1 "$dir/bench/gddt-bench" --types vector,subarray3d --blocks 4,64 \
@@ -129,7 +136,11 @@ if [[ $stages == *peers* ]]; then
         --child-launcher "$* -x GDDT_PEERS=$peers -x GDDT_IPC=auto" --csv "$out/peers-$peers-$name.csv" \
         >"$out/peers-$peers-$name.txt" 2>&1 || rc=1
       grep -v "stats:" "$out/peers-$peers-$name.txt" | tail -n 45
-      grep -m 8 -E "stats: (p2p.peer|peer\.)" "$out/peers-$peers-$name.txt"
+      # Every rank's counters of the peer protocol, summed over the benchmark's processes.
+      awk '/stats: (p2p.peer|peer\.)/ { sum[$4] += $5 } END { for (n in sum) print "  " n, sum[n] }' \
+        "$out/peers-$peers-$name.txt" | sort
+      echo "=== halo exchange, peer protocol $peers ($name)"
+      "$@" -x GDDT_PEERS=$peers -x GDDT_IPC=auto "$dir/bench/gddt-bench-halo" 2>&1 | tail -n 12 || rc=1
     done
     echo "=== host 8-byte ping-pong without and with gddt ($name)"
     "$@" "$dir/bench/gddt-bench-nolink" --host-pingpong 2>&1 | tail -n 1

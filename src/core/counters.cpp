@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/config.hpp"
 #include "gddt/gddt.h"
 
 namespace gddt::counters {
@@ -23,6 +24,8 @@ constexpr Entry kEntries[] = {
 };
 
 }  // namespace
+
+bool timing() { return config::settings().stats; }
 
 std::int64_t value(Counter counter) {
   return detail::values[static_cast<int>(counter)].load(std::memory_order_relaxed);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -23,6 +24,29 @@ extern std::atomic<std::int64_t> values[static_cast<int>(Counter::kCount)];
 inline void add(Counter counter, std::int64_t amount) {
   detail::values[static_cast<int>(counter)].fetch_add(amount, std::memory_order_relaxed);
 }
+
+// Whether time counters count (GDDT_STATS=1): reading the clock is not free on every message.
+bool timing();
+
+// Adds the nanoseconds from its making to its end to a time counter (named *.ns), when timing().
+class Stopwatch {
+ public:
+  explicit Stopwatch(Counter counter) : counter_(counter), timing_(timing()) {
+    if (timing_) start_ = std::chrono::steady_clock::now();
+  }
+  ~Stopwatch() {
+    if (!timing_) return;
+    const auto elapsed = std::chrono::steady_clock::now() - start_;
+    add(counter_, std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count());
+  }
+  Stopwatch(const Stopwatch&) = delete;
+  Stopwatch& operator=(const Stopwatch&) = delete;
+
+ private:
+  Counter counter_;
+  bool timing_;
+  std::chrono::steady_clock::time_point start_{};
+};
 
 std::int64_t value(Counter counter);
 const char* name(Counter counter);

@@ -355,8 +355,8 @@ Status export_of(const void* pointer, gpu::IpcExport* exported) {
   return GDDT_OK;
 }
 
-// Mappings of other processes' allocations, keyed by process and allocation id. A mapping keeps
-// the sender's memory allocated after it frees it, so only so many stay open.
+// Mappings of other processes' allocations, keyed by process, allocation id and the GPU that maps
+// it. A mapping keeps the sender's memory allocated after it frees it, so only so many stay open.
 struct Mapping {
   int device = -1;
   void* base = nullptr;
@@ -366,7 +366,7 @@ constexpr std::size_t kMostMappings = 64;
 
 struct Mappings {
   std::mutex mutex;
-  std::map<std::pair<std::int32_t, std::uint64_t>, Mapping> open;
+  std::map<std::tuple<std::int32_t, std::uint64_t, int>, Mapping> open;
   std::uint64_t uses = 0;
 };
 
@@ -378,7 +378,7 @@ Mappings& mappings() {
 Status mapping_of(const Header& header, int device, void** base) {
   Mappings& m = mappings();
   std::lock_guard<std::mutex> lock(m.mutex);
-  const auto key = std::make_pair(header.pid, header.buffer_id);
+  const auto key = std::make_tuple(header.pid, header.buffer_id, device);
   auto found = m.open.find(key);
   if (found != m.open.end()) {
     found->second.last_use = ++m.uses;
@@ -517,16 +517,34 @@ Status unpack_host_bytes(Operation& operation, const char* packed, std::int64_t 
   return unpack_message(operation.message, landing, bytes, nullptr, meanwhile_for(operation), operation.ordering);
 }
 
+// The GPU that reads a message's packed bytes on `source` (the sender's GPU) through CUDA IPC: the
+// receive buffer's own where it reaches `source` (the same GPU, or peer access across NVLink or
+// PCIe), so that one kernel moves each byte once; else `source`. A copy between two GPUs in a
+// context without peer access between them would go through host memory.
+int reading_gpu(const Message& message, const Header& header, int source) {
+  const int own = message.kind.device;
+  const bool other_process = header.pid != static_cast<std::int32_t>(getpid());
+  if (other_process && message.kind.type == GDDT_MEMORY_DEVICE && own >= 0 && own != source &&
+      gpu::can_access_peer(own, source))
+    return own;
+  return source;
+}
+
 // Unpacks `bytes` packed bytes that lie in the sender's device scratch, mapped here through CUDA
-// IPC: one kernel reading them across where the receive buffer is device-accessible on that GPU
-// (or pinned), else a copy into staging first.
+// IPC: one kernel reading them across where the receive buffer is device-accessible on the GPU
+// that reads (or pinned), else a copy into staging first.
 Status unpack_remote(Operation& operation, const Header& header, std::int64_t bytes) {
-  const int device = gpu::device_of(header.uuid);
-  if (device < 0) return GDDT_ERR_NO_DEVICE;
-  void* base = reinterpret_cast<void*>(static_cast<std::uintptr_t>(header.base));
-  if (header.pid != static_cast<std::int32_t>(getpid())) GDDT_CHECK(mapping_of(header, device, &base));
-  const char* packed = static_cast<const char*>(base) + header.offset;
+  const int source = gpu::device_of(header.uuid);
+  if (source < 0) return GDDT_ERR_NO_DEVICE;
   const Message& message = operation.message;
+  const int device = reading_gpu(message, header, source);
+  void* base = reinterpret_cast<void*>(static_cast<std::uintptr_t>(header.base));
+  if (header.pid != static_cast<std::int32_t>(getpid())) {
+    counters::Stopwatch mapping(counters::Counter::kPeerRecvMapNs);
+    GDDT_CHECK(mapping_of(header, device, &base));
+  }
+  counters::Stopwatch moving(counters::Counter::kPeerRecvMoveNs);
+  const char* packed = static_cast<const char*>(base) + header.offset;
   gpu::DeviceGuard guard(device);
   gpu::Stream stream = nullptr;
   GDDT_CHECK(gpu::library_stream(device, &stream));
@@ -552,6 +570,7 @@ Status unpack_remote(Operation& operation, const Header& header, std::int64_t by
 // the next ones arrive: on the GPU, queued on its stream; by this thread otherwise. Every part is
 // received whatever happens to the unpacks, so that none is left on the data twin.
 Status receive_staged(Operation& operation, const Header& header, int source, Channel& channel, std::int64_t bytes) {
+  counters::Stopwatch moving(counters::Counter::kPeerRecvMoveNs);
   Staging landing;
   Route route = Route::kHostStaged;
   GDDT_CHECK(landing.acquire(&route, -1, header.bytes));
@@ -728,10 +747,16 @@ Status post_header(Operation& operation) {
   auto staging = std::make_shared<Staging>();
   Route route = Route::kHostStaged;
   if (operation.route == Route::kPeerIpc) route = Route::kDeviceStaged;
-  GDDT_CHECK(staging->acquire(&route, message.kind.device, header.bytes));
   gpu::IpcExport exported;
-  if (operation.route == Route::kPeerIpc && route == Route::kDeviceStaged &&
-      export_of(staging->data(), &exported) == GDDT_OK && gpu::device_uuid(exported.device, &header.uuid) == GDDT_OK) {
+  bool exportable = false;
+  {
+    counters::Stopwatch staging_time(counters::Counter::kPeerSendStagingNs);
+    GDDT_CHECK(staging->acquire(&route, message.kind.device, header.bytes));
+    exportable = operation.route == Route::kPeerIpc && route == Route::kDeviceStaged &&
+                 export_of(staging->data(), &exported) == GDDT_OK &&
+                 gpu::device_uuid(exported.device, &header.uuid) == GDDT_OK;
+  }
+  if (exportable) {
     header.plane = Plane::kIpc;
     header.pid = static_cast<std::int32_t>(getpid());
     header.buffer_id = exported.buffer_id;
@@ -746,7 +771,10 @@ Status post_header(Operation& operation) {
   }
   // The staged plane packs part by part after the header, each part sent as soon as it is packed;
   // the others carry or expose the whole message, packed before the header leaves.
-  if (header.plane != Plane::kStaged) GDDT_CHECK(pack_message(message, *staging, meanwhile_for(operation)));
+  if (header.plane != Plane::kStaged) {
+    counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
+    GDDT_CHECK(pack_message(message, *staging, meanwhile_for(operation)));
+  }
   const bool carried = header.plane == Plane::kInline;
   if (header.plane != Plane::kInline) header.transfer = new_transfer();
   send.header.resize(sizeof header + (carried ? static_cast<std::size_t>(header.bytes) : 0));
@@ -768,7 +796,10 @@ Status post_header(Operation& operation) {
     const gpu::WhileWaiting meanwhile = meanwhile_for(operation);
     for (std::int64_t offset = 0; offset < header.bytes; offset += header.part) {
       const std::int64_t bytes = std::min(header.part, header.bytes - offset);
-      GDDT_CHECK(pack_message_part(message, *staging, offset, bytes, meanwhile));
+      {
+        counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
+        GDDT_CHECK(pack_message_part(message, *staging, offset, bytes, meanwhile));
+      }
       Pending pending;
       if (PMPI_Isend(static_cast<char*>(staging->data()) + offset, static_cast<int>(bytes), MPI_BYTE, send.dest,
                      header.transfer, channel->data, &pending.request) != MPI_SUCCESS)
@@ -793,9 +824,15 @@ Status resolve(Operation& operation, const MPI_Status& status, bool* handled) {
   *handled = true;
   counters::add(counters::Counter::kPeerMarkers, 1);
   std::uint64_t sequence = 0;
-  GDDT_CHECK(read_marker(operation, &sequence));
+  {
+    counters::Stopwatch reading(counters::Counter::kPeerRecvMarkerNs);
+    GDDT_CHECK(read_marker(operation, &sequence));
+  }
   std::vector<char> bytes;
-  GDDT_CHECK(take_header(*channel, status.MPI_SOURCE, status.MPI_TAG, sequence, &bytes));
+  {
+    counters::Stopwatch taking(counters::Counter::kPeerRecvHeaderNs);
+    GDDT_CHECK(take_header(*channel, status.MPI_SOURCE, status.MPI_TAG, sequence, &bytes));
+  }
   Header header;
   std::memcpy(&header, bytes.data(), sizeof header);
   if (header.magic != kMagic) return GDDT_ERR_INTERNAL;
@@ -812,13 +849,15 @@ Status resolve(Operation& operation, const MPI_Status& status, bool* handled) {
       if (bytes.size() < sizeof header + static_cast<std::size_t>(header.bytes)) return GDDT_ERR_INTERNAL;
       if (!truncated && moved > 0) outcome = unpack_host_bytes(operation, bytes.data() + sizeof header, moved);
       break;
-    case Plane::kIpc:
+    case Plane::kIpc: {
       if (!truncated && moved > 0) outcome = unpack_remote(operation, header, moved);
       // The sender's scratch is free again whatever became of the data.
+      counters::Stopwatch releasing(counters::Counter::kPeerRecvReleaseNs);
       if (PMPI_Send(nullptr, 0, MPI_BYTE, status.MPI_SOURCE, kReleaseTags + header.transfer, channel->data) !=
           MPI_SUCCESS)
         return GDDT_ERR_MPI;
       break;
+    }
     case Plane::kStaged:
       outcome = receive_staged(operation, header, status.MPI_SOURCE, *channel, truncated ? 0 : moved);
       break;
