@@ -9,8 +9,8 @@
 # (default: the first four; tests includes fortran, the Fortran programs on every memory kind)
 # fuzz: the differential pack fuzzer with every buffer of a random memory kind, FUZZ_TYPES
 # types (default 100000) spread over FUZZ_RANKS ranks (default 4) on each MPI stack, seed printed.
-# peers: the point-to-point suite on device, managed, pinned and mixed memory (one rank per GPU
-# where there are two), then the point-to-point benchmark's vector and 3-D subarray cases and the
+# peers: the point-to-point suite on device, managed, pinned and mixed memory with CUDA IPC on (one
+# rank per GPU where there are two), then the point-to-point benchmark's vector and 3-D subarray cases and the
 # halo exchange with the peer protocol and CUDA IPC (GDDT_PEERS=auto GDDT_IPC=auto) and with the
 # raw format (GDDT_PEERS=off), on each stack, with the device copy as ceiling (cudaMemcpyPeer
 # across two GPUs) and the time of each stage of the peer protocol (GDDT_STATS=1).
@@ -126,7 +126,7 @@ if [[ $stages == *peers* ]]; then
     local name=$1 dir=$2 rc=0
     shift 2
     echo "=== point-to-point suite on GPU memory ($name)"
-    (cd "$dir" && ctest -j 4 --timeout 240 -R '^p2p_.*_(device|managed|pinned|mixed)_' --output-on-failure) \
+    (cd "$dir" && GDDT_IPC=auto ctest -j 4 --timeout 240 -R '^p2p_.*_(device|managed|pinned|mixed)_' --output-on-failure) \
       >"$out/peers-tests-$name.log" 2>&1 || rc=1
     grep -E "tests passed|\*\*\*|Failed|Timeout" "$out/peers-tests-$name.log" | tail -n 12
     for peers in auto off; do

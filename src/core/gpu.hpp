@@ -136,9 +136,15 @@ struct IpcExport {
 // The allocation's id alone (cheap: one driver query), to tell whether a cached export is stale.
 Status buffer_id(const void* ptr, std::uint64_t* id);
 Status ipc_export(const void* ptr, IpcExport* exported);
-// Maps another process's exported allocation into this one, on `device` (the GPU that holds it).
+// Maps another process's exported allocation into this one, on `device`: the GPU that holds it,
+// or one with peer access to it (the mapping then enables that access).
 Status ipc_open(const unsigned char (&handle)[kIpcHandleBytes], int device, void** base);
 void ipc_close(int device, void* base);
+// An event of `device` that another process can wait for (interprocess, without timing), and the
+// handle that process opens it by.
+Status ipc_event_create(int device, Event* event, unsigned char (&handle)[kIpcHandleBytes]);
+// Opens another process's event (not this process's own) on `device`; event_destroy closes it.
+Status ipc_event_open(const unsigned char (&handle)[kIpcHandleBytes], int device, Event* event);
 
 // Converts the last CUDA error to a Status, logging `what` with the CUDA message.
 Status check_last_error(const char* what);

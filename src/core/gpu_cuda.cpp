@@ -522,4 +522,33 @@ void ipc_close(int device, void* base) {
   cuda_status(cudaIpcCloseMemHandle(base), "cudaIpcCloseMemHandle");
 }
 
+Status ipc_event_create(int device, Event* event, unsigned char (&handle)[kIpcHandleBytes]) {
+  if (!valid_device(device)) return GDDT_ERR_NO_DEVICE;
+  DeviceGuard guard(device);
+  cudaEvent_t created = nullptr;
+  GDDT_CHECK(cuda_status(cudaEventCreateWithFlags(&created, cudaEventDisableTiming | cudaEventInterprocess),
+                         "cudaEventCreateWithFlags"));
+  cudaIpcEventHandle_t raw;
+  static_assert(sizeof raw == kIpcHandleBytes, "a CUDA IPC event handle is 64 bytes");
+  const Status exported = cuda_status(cudaIpcGetEventHandle(&raw, created), "cudaIpcGetEventHandle");
+  if (is_error(exported)) {
+    cudaEventDestroy(created);
+    return exported;
+  }
+  std::memcpy(handle, &raw, sizeof raw);
+  *event = created;
+  return GDDT_OK;
+}
+
+Status ipc_event_open(const unsigned char (&handle)[kIpcHandleBytes], int device, Event* event) {
+  if (!valid_device(device)) return GDDT_ERR_NO_DEVICE;
+  DeviceGuard guard(device);
+  cudaIpcEventHandle_t raw;
+  std::memcpy(&raw, handle, sizeof raw);
+  cudaEvent_t opened = nullptr;
+  GDDT_CHECK(cuda_status(cudaIpcOpenEventHandle(&opened, raw), "cudaIpcOpenEventHandle"));
+  *event = opened;
+  return GDDT_OK;
+}
+
 }  // namespace gddt::gpu

@@ -78,5 +78,7 @@ Status buffer_id(const void*, std::uint64_t*) { return GDDT_ERR_NO_DEVICE; }
 Status ipc_export(const void*, IpcExport*) { return GDDT_ERR_NO_DEVICE; }
 Status ipc_open(const unsigned char (&)[kIpcHandleBytes], int, void**) { return GDDT_ERR_NO_DEVICE; }
 void ipc_close(int, void*) {}
+Status ipc_event_create(int, Event*, unsigned char (&)[kIpcHandleBytes]) { return GDDT_ERR_NO_DEVICE; }
+Status ipc_event_open(const unsigned char (&)[kIpcHandleBytes], int, Event*) { return GDDT_ERR_NO_DEVICE; }
 
 }  // namespace gddt::gpu

@@ -191,6 +191,63 @@ void agree(MPI_Comm comm) {
   detail::active.store(true, std::memory_order_relaxed);
 }
 
+// --- events that order a receiver's read after the sender's pack ---
+
+// A sender records one after queueing the pack of a message read through CUDA IPC, so that the
+// header and marker leave while the GPU packs and the receiver's GPU, not the sender's host, waits
+// for the pack. Each is lent to one transfer until its release (the receiver has waited for it by
+// then), at most kMostPackEvents at once; beyond, the sender waits for its pack itself.
+struct PackEvent {
+  gpu::Event event = nullptr;
+  int device = -1;
+  std::uint32_t id = 0;  // unique in this process; 0 for none
+  unsigned char handle[gpu::kIpcHandleBytes] = {};
+};
+constexpr std::uint32_t kMostPackEvents = 256;
+
+struct PackEvents {
+  std::mutex mutex;
+  std::vector<PackEvent> idle;
+  std::uint32_t made = 0;
+};
+
+PackEvents& pack_events() {
+  static PackEvents* instance = new PackEvents;
+  return *instance;
+}
+
+bool take_pack_event(int device, PackEvent* taken) {
+  PackEvents& events = pack_events();
+  std::lock_guard<std::mutex> lock(events.mutex);
+  auto found = std::find_if(events.idle.begin(), events.idle.end(),
+                            [device](const PackEvent& event) { return event.device == device; });
+  if (found != events.idle.end()) {
+    *taken = *found;
+    events.idle.erase(found);
+    return true;
+  }
+  if (events.made >= kMostPackEvents) return false;
+  PackEvent made;
+  made.device = device;
+  if (gpu::ipc_event_create(device, &made.event, made.handle) != GDDT_OK) return false;
+  made.id = ++events.made;
+  *taken = made;
+  return true;
+}
+
+void give_back(const PackEvent& event) {
+  PackEvents& events = pack_events();
+  std::lock_guard<std::mutex> lock(events.mutex);
+  events.idle.push_back(event);
+}
+
+void destroy_pack_events() {
+  PackEvents& events = pack_events();
+  std::lock_guard<std::mutex> lock(events.mutex);
+  for (const PackEvent& event : events.idle) gpu::event_destroy(event.event);
+  events.idle.clear();
+}
+
 // --- requests that outlive their sends ---
 
 // A request of gddt's own with what it needs alive until it completes: the bytes a send reads, the
@@ -200,14 +257,26 @@ struct Pending {
   std::vector<char> bytes;
   std::shared_ptr<Staging> staging;  // shared by the parts of a staged message
   std::int64_t scratch_held = 0;  // device scratch counted in scratch_held_for_ipc
+  PackEvent pack_event;           // lent to the transfer until its release (id 0: none)
 };
 
-// Device scratch that transfers through CUDA IPC hold until their release: at most a quarter of
-// GDDT_POOL_DEVICE_MAX, so that the raw format, which new messages take beyond it, still finds
-// scratch for its own pipeline.
+// Device scratch that transfers through CUDA IPC hold until their release: at most half of
+// GDDT_POOL_DEVICE_MAX (a window of 64 messages of 4 MiB with the default), so that the raw format,
+// which new messages take beyond it, still finds scratch for its own pipeline.
 std::atomic<std::int64_t> scratch_held_for_ipc{0};
 
-std::int64_t ipc_scratch_budget() { return static_cast<std::int64_t>(config::settings().pool_device_max / 4); }
+std::int64_t ipc_scratch_budget() { return static_cast<std::int64_t>(config::settings().pool_device_max / 2); }
+
+// What a transfer held goes back once its request completed.
+void retire(const Pending& entry) {
+  if (entry.pack_event.id != 0) {
+    // A receiver that unpacked nothing (a truncated message) released the scratch without waiting
+    // for the pack, which must be done before the scratch goes back to its pool.
+    gpu::event_synchronize(entry.pack_event.event);
+    give_back(entry.pack_event);
+  }
+  scratch_held_for_ipc.fetch_sub(entry.scratch_held);
+}
 
 struct Lingering {
   std::mutex mutex;
@@ -224,7 +293,7 @@ void linger(Pending entry) {
   if (entry.request == MPI_REQUEST_NULL) return;
   int done = 0;
   if (PMPI_Test(&entry.request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done) {
-    scratch_held_for_ipc.fetch_sub(entry.scratch_held);
+    retire(entry);
     return;
   }
   Lingering& l = lingering();
@@ -234,7 +303,10 @@ void linger(Pending entry) {
 }
 
 void linger(MPI_Request* request, std::vector<char>* bytes) {
-  linger(Pending{*request, std::move(*bytes), nullptr});
+  Pending entry;
+  entry.request = *request;
+  entry.bytes = std::move(*bytes);
+  linger(std::move(entry));
   *request = MPI_REQUEST_NULL;
 }
 
@@ -248,7 +320,7 @@ void complete_lingering() {
                                  int done = 0;
                                  const bool over =
                                      PMPI_Test(&entry.request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || done;
-                                 if (over) scratch_held_for_ipc.fetch_sub(entry.scratch_held);
+                                 if (over) retire(entry);
                                  return over;
                                }),
                 pending.end());
@@ -313,6 +385,12 @@ struct Header {
   std::uint64_t base = 0;  // the allocation's address in the sender (a message to itself reads there)
   gpu::DeviceUuid uuid;
   unsigned char handle[gpu::kIpcHandleBytes] = {};
+  // The event recorded after the pack, which the receiver's GPU waits for before it reads (id 0:
+  // the bytes were in place when the header left): opened by its handle, or used as it is (`local`)
+  // by a receiver in the sender's own process.
+  std::uint32_t event_id = 0;
+  std::uint64_t event_local = 0;
+  unsigned char event_handle[gpu::kIpcHandleBytes] = {};
 };
 
 std::atomic<std::uint32_t> next_transfer{0};
@@ -402,6 +480,43 @@ void close_mappings() {
   std::lock_guard<std::mutex> lock(m.mutex);
   for (auto& entry : m.open) gpu::ipc_close(entry.second.device, entry.second.base);
   m.open.clear();
+}
+
+// Other processes' pack events opened here, keyed by process, event id and the GPU that waits.
+struct OpenedEvents {
+  std::mutex mutex;
+  std::map<std::tuple<std::int32_t, std::uint32_t, int>, gpu::Event> open;
+};
+
+OpenedEvents& opened_events() {
+  static OpenedEvents* instance = new OpenedEvents;
+  return *instance;
+}
+
+// The sender's pack event of `header` as GPU `device` of this process waits for it.
+Status pack_event_of(const Header& header, int device, gpu::Event* event) {
+  if (header.pid == static_cast<std::int32_t>(getpid())) {
+    *event = reinterpret_cast<gpu::Event>(static_cast<std::uintptr_t>(header.event_local));
+    return GDDT_OK;
+  }
+  OpenedEvents& opened = opened_events();
+  std::lock_guard<std::mutex> lock(opened.mutex);
+  const auto key = std::make_tuple(header.pid, header.event_id, device);
+  auto found = opened.open.find(key);
+  if (found == opened.open.end()) {
+    gpu::Event made = nullptr;
+    GDDT_CHECK(gpu::ipc_event_open(header.event_handle, device, &made));
+    found = opened.open.emplace(key, made).first;
+  }
+  *event = found->second;
+  return GDDT_OK;
+}
+
+void close_opened_events() {
+  OpenedEvents& opened = opened_events();
+  std::lock_guard<std::mutex> lock(opened.mutex);
+  for (auto& entry : opened.open) gpu::event_destroy(entry.second);
+  opened.open.clear();
 }
 
 // Whether the process at `slot` of the node table sees GPU `uuid`.
@@ -548,6 +663,11 @@ Status unpack_remote(Operation& operation, const Header& header, std::int64_t by
   gpu::DeviceGuard guard(device);
   gpu::Stream stream = nullptr;
   GDDT_CHECK(gpu::library_stream(device, &stream));
+  if (header.event_id != 0) {
+    gpu::Event packed_event = nullptr;
+    GDDT_CHECK(pack_event_of(header, device, &packed_event));
+    GDDT_CHECK(gpu::stream_wait_event(stream, packed_event));
+  }
   const bool reachable = message.kind.type == GDDT_MEMORY_PINNED ||
                          (message.kind.is_device() && message.kind.device == device);
   if (reachable) {
@@ -685,6 +805,8 @@ void finalize() {
     detail::active.store(false, std::memory_order_relaxed);
   }
   close_mappings();
+  close_opened_events();
+  destroy_pack_events();
   Node& n = node();
   if (n.table == nullptr) return;
   if (n.table->departed.fetch_add(1) + 1 == n.table->registered.load()) shm_unlink(n.name.c_str());
@@ -702,6 +824,11 @@ bool agreed(MPI_Comm comm) { return channel_of(comm) != nullptr; }
 
 bool watches(MPI_Comm comm, std::int64_t capacity) {
   return active() && capacity >= kMarkerBytes && channel_of(comm) != nullptr;
+}
+
+bool awaits_ipc(const Message& message) {
+  return config::ipc() == config::Ipc::kAuto && message.kind.is_device() &&
+         static_cast<std::uint64_t>(message.bytes()) >= config::settings().peer_ipc_min;
 }
 
 Route route_for_send(const Message& message, const Call& call, MPI_Comm comm) {
@@ -731,7 +858,38 @@ std::uint64_t stamp_marker(Channel& channel, PeerSend* send) {
   return sequence;
 }
 
+// Packs a message that its receiver reads through CUDA IPC into `staging` (scratch of GPU
+// `device`). Where the GPU packs it, the pack is left running: an event recorded after it, lent as
+// *event, goes in *header for the receiver's GPU to wait for, and the send waits for the pack when
+// it completes (finish_send). Without an event to lend, it waits now.
+Status queue_ipc_pack(Operation& operation, const Staging& staging, int device, Header* header, PackEvent* event) {
+  gpu::Stream stream = nullptr;
+  const gpu::WhileWaiting meanwhile = meanwhile_for(operation);
+  GDDT_CHECK(queue_pack(operation.message, staging, &stream, meanwhile));
+  if (stream == nullptr) return GDDT_OK;
+  if (take_pack_event(device, event)) {
+    if (gpu::event_record(event->event, stream) == GDDT_OK) {
+      header->event_id = event->id;
+      header->event_local = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(event->event));
+      std::memcpy(header->event_handle, event->handle, sizeof header->event_handle);
+      operation.peer->packing = stream;
+      return GDDT_OK;
+    }
+    give_back(*event);
+    *event = PackEvent{};
+  }
+  return gpu::stream_wait(stream, meanwhile);
+}
+
 }  // namespace
+
+Status finish_send(PeerSend& send) {
+  if (send.packing == nullptr) return GDDT_OK;
+  counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
+  const Status done = gpu::stream_synchronize(send.packing);
+  send.packing = nullptr;
+  return done;
+}
 
 // Fills a send of the peer protocol: packs the message where its plane keeps it, then posts the
 // header (and the data message, or the receive of the release) before the library posts the marker.
@@ -740,7 +898,8 @@ Status post_header(Operation& operation) {
   Channel* channel = channel_of(operation.comm);
   if (channel == nullptr) return GDDT_ERR_INTERNAL;
   const Message& message = operation.message;
-  linger(&send.header_request, &send.header);  // a persistent send's previous start
+  GDDT_CHECK(finish_send(send));  // a persistent send's previous start
+  linger(&send.header_request, &send.header);
   Header header;
   header.bytes = message.bytes();
   header.sequence = stamp_marker(*channel, &send);
@@ -771,7 +930,11 @@ Status post_header(Operation& operation) {
   }
   // The staged plane packs part by part after the header, each part sent as soon as it is packed;
   // the others carry or expose the whole message, packed before the header leaves.
-  if (header.plane != Plane::kStaged) {
+  PackEvent pack_event;
+  if (header.plane == Plane::kIpc) {
+    counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
+    GDDT_CHECK(queue_ipc_pack(operation, *staging, exported.device, &header, &pack_event));
+  } else if (header.plane != Plane::kStaged) {
     counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
     GDDT_CHECK(pack_message(message, *staging, meanwhile_for(operation)));
   }
@@ -790,6 +953,7 @@ Status post_header(Operation& operation) {
       return GDDT_ERR_MPI;
     pending.scratch_held = header.bytes;
     scratch_held_for_ipc.fetch_add(header.bytes);
+    pending.pack_event = pack_event;
     pending.staging = std::move(staging);
     linger(std::move(pending));
   } else if (header.plane == Plane::kStaged) {
@@ -897,8 +1061,8 @@ void correct_probe(MPI_Comm comm, MPI_Status* status) {
 // A send's header and marker may still be in flight when its operation is done (the receiver took
 // the message; the library completes them at a later call).
 PeerSend::~PeerSend() {
+  peers::finish_send(*this);
   peers::linger(&header_request, &header);
-  peers::linger(&marker_request, &marker);
 }
 
 }  // namespace gddt::protocol

@@ -51,6 +51,10 @@ bool agreed(MPI_Comm comm);
 // Whether a receive of `capacity` packed bytes on `comm` may be handed a marker.
 bool watches(MPI_Comm comm, std::int64_t capacity);
 
+// Whether a watched receive of `message` expects its senders to take CUDA IPC for messages that
+// fill it (GDDT_IPC=auto, device memory, at least GDDT_PEER_IPC_MIN bytes).
+bool awaits_ipc(const Message& message);
+
 // The peer route of a send of `message` to `call.peer` on `comm` (kForward: the raw format).
 Route route_for_send(const Message& message, const Call& call, MPI_Comm comm);
 
@@ -60,6 +64,11 @@ Route route_for_send(const Message& message, const Call& call, MPI_Comm comm);
 // posts the marker in the user's mode, so the send completes as that mode says while the staging
 // lives on until the receiver is done with it (progress()).
 Status post_header(Operation& operation);
+
+// Waits for what a send's post_header left the GPU doing with the user's buffer (the pack of a
+// message read through CUDA IPC): the send is complete only once it is done. Called when the send's
+// request completes and when its operation ends.
+Status finish_send(PeerSend& send);
 
 // Resolves a marker that completed `operation` (a watched receive) with `status`: moves the data it
 // stands for into the user's buffer and completes the transfer with the sender. *handled is false

@@ -248,6 +248,10 @@ Outcome finish(Operation& operation, int error, const MPI_Status& status, gpu::S
   int received = 0;
   if (takes_incoming(operation, error, status, &received))
     operation.early.status = empty_incoming(operation, received, queued_on);
+  if (operation.peer) {
+    const Status packed = peers::finish_send(*operation.peer);
+    if (!is_error(operation.early.status)) operation.early.status = packed;
+  }
   return hand_out(operation);
 }
 

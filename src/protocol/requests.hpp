@@ -42,7 +42,8 @@ struct PeerSend {
   std::vector<char> header;
   std::vector<char> marker = std::vector<char>(kMarkerBytes);
   MPI_Request header_request = MPI_REQUEST_NULL;
-  MPI_Request marker_request = MPI_REQUEST_NULL;  // where gddt posts the marker itself
+  // The stream where the pack of the user's buffer may still run (CUDA IPC), until finish_send.
+  gpu::Stream packing = nullptr;
   PeerSend() = default;
   PeerSend(const PeerSend&) = delete;
   PeerSend& operator=(const PeerSend&) = delete;

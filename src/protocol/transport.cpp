@@ -291,6 +291,11 @@ Status stage(const Message& message, const Call& call, MPI_Comm comm, Side* side
   const bool peer_send = transport->route == Route::kPeerInline || transport->route == Route::kPeerIpc ||
                          transport->route == Route::kPeerStaged;
   const bool watched = call.kind == Operation::Kind::kReceive && peers::watches(comm, message.bytes());
+  // Reading a marker out of device memory is a copy and a wait for the GPU (10 us on an H200), and
+  // a message read through CUDA IPC does not cross the receive's staging anyway.
+  if (watched && peers::awaits_ipc(message) &&
+      (transport->route == Route::kDeviceBytes || transport->route == Route::kDeviceStaged))
+    transport = &transport_of(Route::kHostStaged);
   if (transport->route != Route::kForward && message.bytes() > INT_MAX) {
     GDDT_LOG(kError, "a message of %lld packed bytes exceeds what one MPI_PACKED message can carry",
              static_cast<long long>(message.bytes()));
