@@ -379,6 +379,7 @@ void unpack_as_they_arrive(Snapshot& snap, int count) {
     finish_receives(arrived.data(), statuses.data(), static_cast<int>(arrived.size()), &queued);
   }
   for (gpu::Stream stream : queued) gpu::stream_synchronize(stream);
+  protocol::peers::release_unpacked();
 }
 
 MPI_Status* status_or_local(MPI_Status* status, MPI_Status* local) {

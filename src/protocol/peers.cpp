@@ -475,6 +475,76 @@ Status mapping_of(const Header& header, int device, void** base) {
   return GDDT_OK;
 }
 
+// --- releases held until the unpacks reading the sender's scratch are done ---
+
+// A receiver that leaves the unpacks of several messages read through CUDA IPC running together
+// (MPI_Waitall) sends each release once an event recorded after its unpack has passed.
+struct HeldRelease {
+  gpu::Event unpacked = nullptr;
+  MPI_Comm data = MPI_COMM_NULL;
+  int sender = 0;
+  int transfer = 0;
+};
+
+struct HeldReleases {
+  std::mutex mutex;
+  std::atomic<bool> any{false};
+  std::vector<HeldRelease> held;
+  std::vector<gpu::Event> idle_events;
+};
+
+HeldReleases& held_releases() {
+  static HeldReleases* instance = new HeldReleases;
+  return *instance;
+}
+
+// Holds the release of `transfer` to `sender` until the work now queued on `stream` is done; false
+// where no event could be had (the caller then waits and sends it itself).
+bool hold_release(gpu::Stream stream, MPI_Comm data, int sender, int transfer) {
+  HeldReleases& h = held_releases();
+  std::lock_guard<std::mutex> lock(h.mutex);
+  gpu::Event event = nullptr;
+  if (!h.idle_events.empty()) {
+    event = h.idle_events.back();
+    h.idle_events.pop_back();
+  } else if (gpu::event_create(&event) != GDDT_OK) {
+    return false;
+  }
+  if (gpu::event_record(event, stream) != GDDT_OK) {
+    h.idle_events.push_back(event);
+    return false;
+  }
+  h.held.push_back(HeldRelease{event, data, sender, transfer});
+  h.any.store(true, std::memory_order_release);
+  return true;
+}
+
+// Sends the held releases whose unpacks are done (all of them, waiting, with `wait`).
+void send_held_releases(bool wait) {
+  HeldReleases& h = held_releases();
+  if (!h.any.load(std::memory_order_acquire)) return;
+  std::vector<HeldRelease> due;
+  {
+    std::lock_guard<std::mutex> lock(h.mutex);
+    auto ready = std::stable_partition(h.held.begin(), h.held.end(), [wait](const HeldRelease& release) {
+      bool done = true;
+      if (wait) {
+        gpu::event_synchronize(release.unpacked);
+      } else {
+        gpu::event_query(release.unpacked, &done);
+      }
+      return !done;
+    });
+    due.assign(ready, h.held.end());
+    h.held.erase(ready, h.held.end());
+    for (const HeldRelease& release : due) h.idle_events.push_back(release.unpacked);
+    h.any.store(!h.held.empty(), std::memory_order_release);
+  }
+  counters::Stopwatch releasing(counters::Counter::kPeerRecvReleaseNs);
+  for (const HeldRelease& release : due)
+    PMPI_Send(nullptr, 0, MPI_BYTE, release.sender, kReleaseTags + release.transfer, release.data);
+}
+
 void close_mappings() {
   Mappings& m = mappings();
   std::lock_guard<std::mutex> lock(m.mutex);
@@ -647,8 +717,9 @@ int reading_gpu(const Message& message, const Header& header, int source) {
 
 // Unpacks `bytes` packed bytes that lie in the sender's device scratch, mapped here through CUDA
 // IPC: one kernel reading them across where the receive buffer is device-accessible on the GPU
-// that reads (or pinned), else a copy into staging first.
-Status unpack_remote(Operation& operation, const Header& header, std::int64_t bytes) {
+// that reads (or pinned), else a copy into staging first. With `queued_on`, the kernel may be left
+// running: *queued_on is then its stream (null when the bytes are in place).
+Status unpack_remote(Operation& operation, const Header& header, std::int64_t bytes, gpu::Stream* queued_on) {
   const int source = gpu::device_of(header.uuid);
   if (source < 0) return GDDT_ERR_NO_DEVICE;
   const Message& message = operation.message;
@@ -673,7 +744,11 @@ Status unpack_remote(Operation& operation, const Header& header, std::int64_t by
   if (reachable) {
     const pack::Window window{message.layout.get(), message.count, 0, bytes};
     GDDT_CHECK(within(GDDT_MEMORY_DEVICE).unpack(window, message.buffer, packed, stream));
-    GDDT_CHECK(gpu::stream_synchronize(stream));
+    if (queued_on != nullptr) {
+      *queued_on = stream;
+    } else {
+      GDDT_CHECK(gpu::stream_synchronize(stream));
+    }
   } else {
     Staging landing;
     Route route = message.kind.is_device() ? Route::kDeviceStaged : Route::kHostStaged;
@@ -783,6 +858,7 @@ void on_comm_created(MPI_Comm comm) { agree(comm); }
 
 void on_comm_freed(MPI_Comm comm) {
   if (!active() || comm == MPI_COMM_NULL) return;
+  send_held_releases(true);  // some may go on this communicator's twin
   std::unique_ptr<Channel> channel;
   {
     Channels& all = channels();
@@ -796,6 +872,7 @@ void on_comm_freed(MPI_Comm comm) {
 }
 
 void finalize() {
+  send_held_releases(true);
   abandon_lingering();
   {
     Channels& all = channels();
@@ -816,7 +893,12 @@ void finalize() {
 
 bool node_agreed() { return node().all_gddt; }
 
-void progress() { complete_lingering(); }
+void progress() {
+  send_held_releases(false);
+  complete_lingering();
+}
+
+void release_unpacked() { send_held_releases(false); }
 
 // --- sending ---
 
@@ -978,8 +1060,9 @@ Status post_header(Operation& operation) {
 
 // --- receiving ---
 
-Status resolve(Operation& operation, const MPI_Status& status, bool* handled) {
+Status resolve(Operation& operation, const MPI_Status& status, bool* handled, gpu::Stream* queued_on) {
   *handled = false;
+  if (queued_on != nullptr) *queued_on = nullptr;
   int count = 0;
   if (PMPI_Get_count(&status, MPI_BYTE, &count) != MPI_SUCCESS || count != kMarkerBytes || status.MPI_SOURCE < 0)
     return GDDT_OK;
@@ -1014,8 +1097,18 @@ Status resolve(Operation& operation, const MPI_Status& status, bool* handled) {
       if (!truncated && moved > 0) outcome = unpack_host_bytes(operation, bytes.data() + sizeof header, moved);
       break;
     case Plane::kIpc: {
-      if (!truncated && moved > 0) outcome = unpack_remote(operation, header, moved);
-      // The sender's scratch is free again whatever became of the data.
+      gpu::Stream reading = nullptr;
+      if (!truncated && moved > 0) outcome = unpack_remote(operation, header, moved, queued_on ? &reading : nullptr);
+      // The sender's scratch is free again whatever became of the data; while the unpack still reads
+      // it, the release waits for it.
+      if (reading != nullptr && hold_release(reading, channel->data, status.MPI_SOURCE, header.transfer)) {
+        *queued_on = reading;
+        break;
+      }
+      if (reading != nullptr) {
+        const Status read = gpu::stream_synchronize(reading);
+        if (!is_error(outcome)) outcome = read;
+      }
       counters::Stopwatch releasing(counters::Counter::kPeerRecvReleaseNs);
       if (PMPI_Send(nullptr, 0, MPI_BYTE, status.MPI_SOURCE, kReleaseTags + header.transfer, channel->data) !=
           MPI_SUCCESS)

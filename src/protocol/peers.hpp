@@ -72,8 +72,14 @@ Status finish_send(PeerSend& send);
 
 // Resolves a marker that completed `operation` (a watched receive) with `status`: moves the data it
 // stands for into the user's buffer and completes the transfer with the sender. *handled is false
-// when the message was no marker.
-Status resolve(Operation& operation, const MPI_Status& status, bool* handled);
+// when the message was no marker. With `queued_on`, the GPU may be left unpacking (*queued_on: its
+// stream, else null); the sender hears that its bytes were read once the unpack is done
+// (release_unpacked, progress).
+Status resolve(Operation& operation, const MPI_Status& status, bool* handled, gpu::Stream* queued_on = nullptr);
+
+// Tells senders whose bytes the unpacks left running by resolve() have read, for those done by now:
+// call after synchronizing the streams it returned.
+void release_unpacked();
 
 // A probe that found a marker reports the size of the message it stands for.
 void correct_probe(MPI_Comm comm, MPI_Status* status);

@@ -197,8 +197,10 @@ gpu::WhileWaiting meanwhile_for(Operation& operation) {
 namespace {
 
 // The bookkeeping part of finish(): marks the operation finished and says whether it is a receive
-// with bytes to move into the user's buffer (*received of them).
-bool takes_incoming(Operation& operation, int error, const MPI_Status& status, int* received) {
+// with bytes to move into the user's buffer (*received of them). A marker it resolves may leave the
+// GPU unpacking, where `resolved_on` allows it: *resolved_on is then the stream to synchronize.
+bool takes_incoming(Operation& operation, int error, const MPI_Status& status, int* received,
+                    gpu::Stream* resolved_on) {
   operation.finished = true;
   operation.early = Outcome{};  // a library error at this completion is the caller's to return
   if (operation.kind == Operation::Kind::kSend || error != MPI_SUCCESS) return false;
@@ -212,7 +214,7 @@ bool takes_incoming(Operation& operation, int error, const MPI_Status& status, i
   *received = 0;
   if (operation.watches_markers) {
     bool handled = false;
-    operation.early.status = peers::resolve(operation, status, &handled);
+    operation.early.status = peers::resolve(operation, status, &handled, resolved_on);
     if (handled) return false;
   }
   if (!moves_packed_bytes(operation)) return true;  // the library wrote the typemap itself
@@ -246,7 +248,7 @@ Outcome finish(Operation& operation, int error, const MPI_Status& status, gpu::S
   if (queued_on != nullptr) *queued_on = nullptr;
   if (operation.finished) return hand_out(operation);
   int received = 0;
-  if (takes_incoming(operation, error, status, &received))
+  if (takes_incoming(operation, error, status, &received, queued_on))
     operation.early.status = empty_incoming(operation, received, queued_on);
   if (operation.peer) {
     const Status packed = peers::finish_send(*operation.peer);
@@ -272,7 +274,11 @@ void finish_receives(Operation* const* operations, const MPI_Status* statuses, i
     Operation& operation = *operations[i];
     if (operation.finished) continue;
     int received = 0;
-    if (!takes_incoming(operation, MPI_SUCCESS, statuses[i], &received)) continue;
+    gpu::Stream resolved = nullptr;
+    if (!takes_incoming(operation, MPI_SUCCESS, statuses[i], &received, &resolved)) {
+      note_stream(resolved, queued);
+      continue;
+    }
     gpu::Stream stream = nullptr;
     if (!empties_in_one_launch(operation, received) ||
         is_error(message_stream(operation.message, operation.staging, &stream))) {
