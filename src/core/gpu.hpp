@@ -92,7 +92,10 @@ Stream legacy_stream();
 // themselves after the user's work explicitly.
 Status stream_create(int device, Stream* stream);
 void stream_destroy(Stream stream);
-Status event_create(Event* event);  // without timing, for ordering only
+// Without timing, for ordering only; on `device`, where the streams it is recorded on must be.
+Status event_create(int device, Event* event);
+// The device a stream belongs to (-1 when it cannot tell).
+int stream_device(Stream stream);
 void event_destroy(Event event);
 Status event_record(Event event, Stream stream);
 Status stream_wait_event(Stream stream, Event event);

@@ -341,12 +341,21 @@ Status stream_create(int device, Stream* stream) {
 
 void stream_destroy(Stream stream) { cudaStreamDestroy(static_cast<cudaStream_t>(stream)); }
 
-Status event_create(Event* event) {
-  if (!available()) return GDDT_ERR_NO_DEVICE;
+Status event_create(int device, Event* event) {
+  if (!valid_device(device)) return GDDT_ERR_NO_DEVICE;
+  DeviceGuard guard(device);
   cudaEvent_t created = nullptr;
   GDDT_CHECK(cuda_status(cudaEventCreateWithFlags(&created, cudaEventDisableTiming), "cudaEventCreateWithFlags"));
   *event = created;
   return GDDT_OK;
+}
+
+int stream_device(Stream stream) {
+  if (!available()) return -1;
+  int device = -1;
+  if (cuda_status(cudaStreamGetDevice(static_cast<cudaStream_t>(stream), &device), "cudaStreamGetDevice") != GDDT_OK)
+    return -1;
+  return device;
 }
 
 void event_destroy(Event event) { cudaEventDestroy(static_cast<cudaEvent_t>(event)); }

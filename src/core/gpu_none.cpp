@@ -42,7 +42,8 @@ Status legacy_stream_idle(bool* idle) {
 Stream legacy_stream() { return nullptr; }
 Status stream_create(int, Stream*) { return GDDT_ERR_NO_DEVICE; }
 void stream_destroy(Stream) {}
-Status event_create(Event*) { return GDDT_ERR_NO_DEVICE; }
+Status event_create(int, Event*) { return GDDT_ERR_NO_DEVICE; }
+int stream_device(Stream) { return -1; }
 void event_destroy(Event) {}
 Status event_record(Event, Stream) { return GDDT_ERR_NO_DEVICE; }
 Status stream_wait_event(Stream, Event) { return GDDT_ERR_NO_DEVICE; }

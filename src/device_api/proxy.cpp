@@ -20,6 +20,7 @@
 #include "device_api/device_memory.hpp"
 #include "gddt/gddt_device_core.h"
 #include "pack/engine.hpp"
+#include "protocol/transport.hpp"
 
 namespace gddt::device_api {
 namespace {
@@ -163,12 +164,16 @@ void issue(State &s, std::uint64_t ticket, const gddt_device_post_t &post) {
       case GDDT_DEVICE_OP_RECV:
         rc = MPI_Irecv(staging_of(s, ticket), bytes, MPI_PACKED, post.peer, post.tag, comm, &request);
         break;
-      case GDDT_DEVICE_OP_SEND_DIRECT:
+      case GDDT_DEVICE_OP_SEND_DIRECT: {
+        const protocol::LibraryHostOnly host_only;
         rc = MPI_Isend(buffer, count, type, post.peer, post.tag, comm, &request);
         break;
-      case GDDT_DEVICE_OP_RECV_DIRECT:
+      }
+      case GDDT_DEVICE_OP_RECV_DIRECT: {
+        const protocol::LibraryHostOnly host_only;
         rc = MPI_Irecv(buffer, count, type, post.peer, post.tag, comm, &request);
         break;
+      }
       case GDDT_DEVICE_OP_BARRIER:
         rc = MPI_Ibarrier(dup, &request);
         break;

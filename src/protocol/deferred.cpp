@@ -1,7 +1,9 @@
 #include "protocol/deferred.hpp"
 
+#include <algorithm>
 #include <deque>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "core/config.hpp"
@@ -20,6 +22,7 @@ struct Queued {
   // Recorded after the pack; null when the pack was done on return, or when it was part of a set
   // whose first send (earlier in the queue, so started first) holds the set's event.
   gpu::Event packed = nullptr;
+  int packed_device = -1;               // the GPU `packed` belongs to
   bool packed_seen_done = false;        // a query found `packed` complete: no need to wait for it
   std::uint64_t set = 0;                // the set of packs this send's was queued with (0: none)
   Status outcome = GDDT_OK;             // of a pack waited for when it was queued, or of queuing it
@@ -29,7 +32,7 @@ struct Queued {
 struct Queue {
   std::mutex mutex;          // guards sends, spare_events, waiting_packs, run, sets and the sends' fields
   std::deque<Queued> sends;  // pointers to its elements stay valid while q.starting is held
-  std::vector<gpu::Event> spare_events;
+  std::vector<std::pair<int, gpu::Event>> spare_events;  // each with its GPU
   int waiting_packs = 0;   // sends whose packs are not queued yet
   int run = 0;             // sends queued since a call other than a nonblocking send found sends queued
   std::uint64_t sets = 0;  // sets of packs queued so far
@@ -43,23 +46,26 @@ Queue& queue() {
   return *instance;
 }
 
-gpu::Event take_event(Queue& q) {
+// An event to record on streams of GPU `device`.
+gpu::Event take_event(Queue& q, int device) {
   {
     std::lock_guard<std::mutex> lock(q.mutex);
-    if (!q.spare_events.empty()) {
-      gpu::Event event = q.spare_events.back();
-      q.spare_events.pop_back();
+    auto spare = std::find_if(q.spare_events.begin(), q.spare_events.end(),
+                              [device](const std::pair<int, gpu::Event>& e) { return e.first == device; });
+    if (spare != q.spare_events.end()) {
+      gpu::Event event = spare->second;
+      q.spare_events.erase(spare);
       return event;
     }
   }
   gpu::Event event = nullptr;
-  return gpu::event_create(&event) == GDDT_OK ? event : nullptr;
+  return gpu::event_create(device, &event) == GDDT_OK ? event : nullptr;
 }
 
-void give_event(Queue& q, gpu::Event event) {
+void give_event(Queue& q, gpu::Event event, int device) {
   if (event == nullptr) return;
   std::lock_guard<std::mutex> lock(q.mutex);
-  q.spare_events.push_back(event);
+  q.spare_events.emplace_back(device, event);
 }
 
 // The sends after the first of a set have no event of their own: when waiting for the set's event
@@ -79,7 +85,7 @@ void start(Queue& q, Queued& send) {
   Status packed = send.outcome;
   if (send.packed != nullptr) {
     if (!send.packed_seen_done) packed = gpu::event_wait(send.packed, meanwhile_for(operation));
-    give_event(q, send.packed);
+    give_event(q, send.packed, send.packed_device);
     if (is_error(packed) && send.set != 0) fail_set(q, send.set, packed);
   }
   const int rc = is_error(packed) ? MPI_SUCCESS : PMPI_Start(&send.request);
@@ -121,10 +127,11 @@ void queue_waiting_packs(Queue& q) {
       members.push_back(waiting[i]);
     }
     const Status queued = queue_packs(moves.data(), static_cast<int>(moves.size()), stream);
-    gpu::Event event = is_error(queued) ? nullptr : take_event(q);
+    const int device = gpu::stream_device(stream);
+    gpu::Event event = is_error(queued) ? nullptr : take_event(q, device);
     Status outcome = queued;
     if (!is_error(queued) && (event == nullptr || gpu::event_record(event, stream) != GDDT_OK)) {
-      give_event(q, event);
+      give_event(q, event, device);
       event = nullptr;
       outcome = gpu::stream_wait(stream, meanwhile_for(*members.front()->operation));
     }
@@ -133,6 +140,7 @@ void queue_waiting_packs(Queue& q) {
     for (Queued* send : members) {
       send->set = set;
       send->packed = send == members.front() ? event : nullptr;
+      send->packed_device = device;
       send->outcome = outcome;
       send->pack_waits_on = nullptr;
     }
@@ -155,10 +163,11 @@ void enqueue(MPI_Request request, Operation* operation, gpu::Stream stream) {
   Queue& q = queue();
   Queued send{request, operation, nullptr};
   if (stream != nullptr) {
-    send.packed = take_event(q);
+    send.packed_device = gpu::stream_device(stream);
+    send.packed = take_event(q, send.packed_device);
     // Without an event to wait on, wait for the stream now: the start is then merely later.
     if (send.packed == nullptr || gpu::event_record(send.packed, stream) != GDDT_OK) {
-      give_event(q, send.packed);
+      give_event(q, send.packed, send.packed_device);
       send.packed = nullptr;
       send.outcome = gpu::stream_wait(stream, meanwhile_for(*operation));
     }
@@ -255,7 +264,7 @@ void start_ready(bool in_run) {
 void release() {
   Queue& q = queue();
   std::lock_guard<std::mutex> lock(q.mutex);
-  for (gpu::Event event : q.spare_events) gpu::event_destroy(event);
+  for (const auto& spare : q.spare_events) gpu::event_destroy(spare.second);
   q.spare_events.clear();
 }
 

@@ -41,8 +41,8 @@ Status borrow_context(int device, Lanes::GpuContext** out) {
   for (auto& stream : context->streams)
     if (!is_error(status)) status = gpu::stream_create(device, &stream);
   for (auto& event : context->markers)
-    if (!is_error(status)) status = gpu::event_create(&event);
-  if (!is_error(status)) status = gpu::event_create(&context->user_ready);
+    if (!is_error(status)) status = gpu::event_create(device, &event);
+  if (!is_error(status)) status = gpu::event_create(device, &context->user_ready);
   if (is_error(status)) {
     for (auto stream : context->streams) if (stream) gpu::stream_destroy(stream);
     for (auto event : context->markers) if (event) gpu::event_destroy(event);

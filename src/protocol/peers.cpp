@@ -481,6 +481,7 @@ Status mapping_of(const Header& header, int device, void** base) {
 // (MPI_Waitall) sends each release once an event recorded after its unpack has passed.
 struct HeldRelease {
   gpu::Event unpacked = nullptr;
+  int device = -1;  // the event's GPU
   MPI_Comm data = MPI_COMM_NULL;
   int sender = 0;
   int transfer = 0;
@@ -490,7 +491,7 @@ struct HeldReleases {
   std::mutex mutex;
   std::atomic<bool> any{false};
   std::vector<HeldRelease> held;
-  std::vector<gpu::Event> idle_events;
+  std::vector<std::pair<int, gpu::Event>> idle_events;  // each with its GPU
 };
 
 HeldReleases& held_releases() {
@@ -502,19 +503,22 @@ HeldReleases& held_releases() {
 // where no event could be had (the caller then waits and sends it itself).
 bool hold_release(gpu::Stream stream, MPI_Comm data, int sender, int transfer) {
   HeldReleases& h = held_releases();
+  const int device = gpu::stream_device(stream);
   std::lock_guard<std::mutex> lock(h.mutex);
   gpu::Event event = nullptr;
-  if (!h.idle_events.empty()) {
-    event = h.idle_events.back();
-    h.idle_events.pop_back();
-  } else if (gpu::event_create(&event) != GDDT_OK) {
+  auto idle = std::find_if(h.idle_events.begin(), h.idle_events.end(),
+                           [device](const std::pair<int, gpu::Event>& e) { return e.first == device; });
+  if (idle != h.idle_events.end()) {
+    event = idle->second;
+    h.idle_events.erase(idle);
+  } else if (gpu::event_create(device, &event) != GDDT_OK) {
     return false;
   }
   if (gpu::event_record(event, stream) != GDDT_OK) {
-    h.idle_events.push_back(event);
+    h.idle_events.emplace_back(device, event);
     return false;
   }
-  h.held.push_back(HeldRelease{event, data, sender, transfer});
+  h.held.push_back(HeldRelease{event, device, data, sender, transfer});
   h.any.store(true, std::memory_order_release);
   return true;
 }
@@ -537,7 +541,7 @@ void send_held_releases(bool wait) {
     });
     due.assign(ready, h.held.end());
     h.held.erase(ready, h.held.end());
-    for (const HeldRelease& release : due) h.idle_events.push_back(release.unpacked);
+    for (const HeldRelease& release : due) h.idle_events.emplace_back(release.device, release.unpacked);
     h.any.store(!h.held.empty(), std::memory_order_release);
   }
   counters::Stopwatch releasing(counters::Counter::kPeerRecvReleaseNs);

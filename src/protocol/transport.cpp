@@ -260,6 +260,13 @@ const Transport& choose(const Pair& pair) {
 
 const char* route_name(Route route) { return transport_of(route).name; }
 
+namespace {
+thread_local bool library_host_only = false;
+}
+
+LibraryHostOnly::LibraryHostOnly() : was_(library_host_only) { library_host_only = true; }
+LibraryHostOnly::~LibraryHostOnly() { library_host_only = was_; }
+
 Route device_route_forced() {
   static const Route forced = [] {
     switch (config::protocol()) {
@@ -281,7 +288,9 @@ bool stages_empty_receives() { return kHoledReceiveStaging; }
 
 bool exchange_statuses_complete() { return !kHostSpanForExchangeReceives; }
 
-Status stage(const Message& message, const Call& call, MPI_Comm comm, Side* side) {
+Status stage(const Message& message, const Call& asked, MPI_Comm comm, Side* side) {
+  Call call = asked;
+  call.cpu_copied = call.cpu_copied || library_host_only;
   const Pair pair{message, call, library_cuda_aware(), device_route_forced()};
   const Transport* transport = &choose(pair);
   if (call.kind == Operation::Kind::kSend) {

@@ -53,6 +53,20 @@ bool stages_empty_receives();
 // Whether the status of an MPI_Isendrecv tells its receive's count and source (not under MPICH 4.0).
 bool exchange_statuses_complete();
 
+// While one lives on a thread, the MPI library gets that thread's device messages as host staging
+// only: the device API's proxy moves messages that a running kernel waits for, and the CUDA calls
+// of a CUDA-aware library (a synchronous copy, a synchronize) may wait for that very kernel.
+class LibraryHostOnly {
+ public:
+  LibraryHostOnly();
+  ~LibraryHostOnly();
+  LibraryHostOnly(const LibraryHostOnly&) = delete;
+  LibraryHostOnly& operator=(const LibraryHostOnly&) = delete;
+
+ private:
+  bool was_;
+};
+
 // Chooses the transport of `message` (classified; side->buffer/count/datatype hold the user's
 // arguments) and prepares *side: what the library is handed, and the operation with its staging
 // where there is work around the library's call. `comm` hears of failures at completion.
