@@ -4,12 +4,12 @@
 # preloaded; no debugger needed), symbolized with addr2line, and is then killed: a stuck case
 # says where it is stuck and cannot hide the cases after it.
 #   scripts/run-case.sh LOG SECONDS COMMAND [ARGS...]
-# The exit status is the command's, or 124 at the limit. GDDT_STACK_DUMP names the preload
+# The exit status is the command's, or 124 at the limit. STACK_DUMP_LIBRARY names the preload
 # library (default: the first build/*/tests/libgddt_stack_dump.so of this checkout).
 set -u
 log=$1 limit=$2
 shift 2
-dump=${GDDT_STACK_DUMP:-$(ls "$(dirname "$0")"/../build/*/tests/libgddt_stack_dump.so 2>/dev/null | head -n 1)}
+dump=${STACK_DUMP_LIBRARY:-$(ls "$(dirname "$0")"/../build/*/tests/libgddt_stack_dump.so 2>/dev/null | head -n 1)}
 preload=${LD_PRELOAD:-}
 [[ -n $dump ]] && preload="${preload:+$preload:}$(realpath "$dump")"
 

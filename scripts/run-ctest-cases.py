@@ -50,7 +50,7 @@ def main():
     os.makedirs(args.outdir, exist_ok=True)
     dump = os.path.join(os.path.abspath(args.build), "tests", "libgddt_stack_dump.so")
     if os.path.exists(dump):
-        os.environ.setdefault("GDDT_STACK_DUMP", dump)
+        os.environ.setdefault("STACK_DUMP_LIBRARY", dump)
     failed = 0
     for test in json.loads(listing)["tests"]:
         props = properties(test)
