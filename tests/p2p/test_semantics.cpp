@@ -486,6 +486,8 @@ void staged_parts_counted(const Context& context, const TypeCatalog& types) {
   const bool protocol_on = value_of("p2p.peer-inline.sides") > inline_before;
   const long long staged_before = value_of("p2p.peer-staged.sides"), ipc_before = value_of("p2p.peer-ipc.sides");
   const long long parts_before = value_of("peer.staged.parts");
+  const long long pack_ns_before = value_of("peer.send.pack.ns"), header_ns_before = value_of("peer.recv.header.ns");
+  const long long move_ns_before = value_of("peer.recv.move.ns");
   const TypeCase& vector = types.named("vector_block64");  // 1 KiB an element
   constexpr int kCount = 1000;
   RingMessage message(context, vector, kCount, vector, kCount, 2);
@@ -501,6 +503,15 @@ void staged_parts_counted(const Context& context, const TypeCatalog& types) {
   const bool staged = value_of("p2p.peer-staged.sides") > staged_before;
   expect(staged || value_of("p2p.peer-ipc.sides") > ipc_before,
          "a message of 1,000 KiB between peers took the staged plane or CUDA IPC");
+  // The stages' time counters count under GDDT_STATS=1 only.
+  const char* stats = std::getenv("GDDT_STATS");
+  const bool timing = stats != nullptr && std::string(stats) == "1";
+  const bool timed = value_of("peer.send.pack.ns") > pack_ns_before && value_of("peer.recv.header.ns") > header_ns_before &&
+                     value_of("peer.recv.move.ns") > move_ns_before;
+  const bool untimed = value_of("peer.send.pack.ns") == pack_ns_before &&
+                       value_of("peer.recv.header.ns") == header_ns_before;
+  expect(timing ? timed : untimed, timing ? "GDDT_STATS=1: the packing, header and moving stages were timed"
+                                          : "without GDDT_STATS=1 no stage was timed");
   if (!staged) return;
   const long long part =
       std::max(size_setting("GDDT_STAGING_CHUNK", 4LL << 20), size_setting("GDDT_STAGING_CHUNK_MIN", 64LL << 10));
