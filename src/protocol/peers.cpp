@@ -87,6 +87,11 @@ int launcher_local_size() {
   return 0;
 }
 
+// The version of the protocol's messages (the header's layout and what each plane does): processes
+// of different versions register in different tables, so that neither reaches the launcher's count
+// and both keep the raw format. Raise it with every change to them.
+constexpr int kProtocolVersion = 2;
+
 // The job's processes of a node share their parent (the launcher's daemon on the node); its start
 // time tells apart daemons whose process ids were reused.
 std::string node_table_name() {
@@ -101,7 +106,8 @@ std::string node_table_name() {
     for (int field = 3; field < 22 && position != std::string::npos; ++field) position = text.find(' ', position) + 1;
     if (position != std::string::npos) started = text.substr(position, text.find(' ', position) - position);
   }
-  return "/gddt-peers-" + std::to_string(getuid()) + "-" + std::to_string(parent) + "-" + started;
+  return "/gddt-peers-v" + std::to_string(kProtocolVersion) + "-" + std::to_string(getuid()) + "-" +
+         std::to_string(parent) + "-" + started;
 }
 
 // A receive can tell a marker only by its status: where MPI_Isendrecv's status is empty (MPICH 4.0),
