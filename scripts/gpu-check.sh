@@ -132,7 +132,7 @@ if [[ $stages == *peers* ]]; then
     for peers in auto off; do
       echo "=== peer protocol $peers ($name)"
       "$@" -x GDDT_PEERS=$peers -x GDDT_IPC=auto -x GDDT_STATS=1 "$dir/bench/gddt-bench" --types vector,subarray3d --blocks 4,64 \
-        --sizes 16:4M:16 --iterations 40 --warmup 5 --methods gddt,contig-device,contig-staged,d2d-copy \
+        --sizes 16,256,4K,64K,1M,4M --iterations 40 --warmup 5 --methods gddt,contig-device,contig-staged,d2d-copy \
         --child-launcher "$* -x GDDT_PEERS=$peers -x GDDT_IPC=auto" --csv "$out/peers-$peers-$name.csv" \
         >"$out/peers-$peers-$name.txt" 2>&1 || rc=1
       grep -v "stats:" "$out/peers-$peers-$name.txt" | tail -n 45
