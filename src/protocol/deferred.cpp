@@ -1,12 +1,11 @@
 #include "protocol/deferred.hpp"
 
-#include <algorithm>
 #include <deque>
 #include <mutex>
-#include <utility>
 #include <vector>
 
 #include "core/config.hpp"
+#include "core/event_pool.hpp"
 #include "pack/backend.hpp"
 #include "protocol/requests.hpp"
 
@@ -22,7 +21,7 @@ struct Queued {
   // Recorded after the pack; null when the pack was done on return, or when it was part of a set
   // whose first send (earlier in the queue, so started first) holds the set's event.
   gpu::Event packed = nullptr;
-  int packed_device = -1;               // the GPU `packed` belongs to
+  gpu::Stream packed_on = nullptr;      // where `packed` was recorded
   bool packed_seen_done = false;        // a query found `packed` complete: no need to wait for it
   std::uint64_t set = 0;                // the set of packs this send's was queued with (0: none)
   Status outcome = GDDT_OK;             // of a pack waited for when it was queued, or of queuing it
@@ -30,9 +29,9 @@ struct Queued {
 };
 
 struct Queue {
-  std::mutex mutex;          // guards sends, spare_events, waiting_packs, run, sets and the sends' fields
+  std::mutex mutex;          // guards sends, waiting_packs, run, sets and the sends' fields
   std::deque<Queued> sends;  // pointers to its elements stay valid while q.starting is held
-  std::vector<std::pair<int, gpu::Event>> spare_events;  // each with its GPU
+  gpu::EventPool events;
   int waiting_packs = 0;   // sends whose packs are not queued yet
   int run = 0;             // sends queued since a call other than a nonblocking send found sends queued
   std::uint64_t sets = 0;  // sets of packs queued so far
@@ -44,28 +43,6 @@ struct Queue {
 Queue& queue() {
   static auto* instance = new Queue;  // never destroyed: late threads may still post
   return *instance;
-}
-
-// An event to record on streams of GPU `device`.
-gpu::Event take_event(Queue& q, int device) {
-  {
-    std::lock_guard<std::mutex> lock(q.mutex);
-    auto spare = std::find_if(q.spare_events.begin(), q.spare_events.end(),
-                              [device](const std::pair<int, gpu::Event>& e) { return e.first == device; });
-    if (spare != q.spare_events.end()) {
-      gpu::Event event = spare->second;
-      q.spare_events.erase(spare);
-      return event;
-    }
-  }
-  gpu::Event event = nullptr;
-  return gpu::event_create(device, &event) == GDDT_OK ? event : nullptr;
-}
-
-void give_event(Queue& q, gpu::Event event, int device) {
-  if (event == nullptr) return;
-  std::lock_guard<std::mutex> lock(q.mutex);
-  q.spare_events.emplace_back(device, event);
 }
 
 // The sends after the first of a set have no event of their own: when waiting for the set's event
@@ -85,7 +62,7 @@ void start(Queue& q, Queued& send) {
   Status packed = send.outcome;
   if (send.packed != nullptr) {
     if (!send.packed_seen_done) packed = gpu::event_wait(send.packed, meanwhile_for(operation));
-    give_event(q, send.packed, send.packed_device);
+    q.events.give(send.packed_on, send.packed);
     if (is_error(packed) && send.set != 0) fail_set(q, send.set, packed);
   }
   const int rc = is_error(packed) ? MPI_SUCCESS : PMPI_Start(&send.request);
@@ -127,11 +104,10 @@ void queue_waiting_packs(Queue& q) {
       members.push_back(waiting[i]);
     }
     const Status queued = queue_packs(moves.data(), static_cast<int>(moves.size()), stream);
-    const int device = gpu::stream_device(stream);
-    gpu::Event event = is_error(queued) ? nullptr : take_event(q, device);
+    gpu::Event event = is_error(queued) ? nullptr : q.events.take(stream);
     Status outcome = queued;
     if (!is_error(queued) && (event == nullptr || gpu::event_record(event, stream) != GDDT_OK)) {
-      give_event(q, event, device);
+      q.events.give(stream, event);
       event = nullptr;
       outcome = gpu::stream_wait(stream, meanwhile_for(*members.front()->operation));
     }
@@ -140,7 +116,7 @@ void queue_waiting_packs(Queue& q) {
     for (Queued* send : members) {
       send->set = set;
       send->packed = send == members.front() ? event : nullptr;
-      send->packed_device = device;
+      send->packed_on = stream;
       send->outcome = outcome;
       send->pack_waits_on = nullptr;
     }
@@ -163,11 +139,11 @@ void enqueue(MPI_Request request, Operation* operation, gpu::Stream stream) {
   Queue& q = queue();
   Queued send{request, operation, nullptr};
   if (stream != nullptr) {
-    send.packed_device = gpu::stream_device(stream);
-    send.packed = take_event(q, send.packed_device);
+    send.packed_on = stream;
+    send.packed = q.events.take(stream);
     // Without an event to wait on, wait for the stream now: the start is then merely later.
     if (send.packed == nullptr || gpu::event_record(send.packed, stream) != GDDT_OK) {
-      give_event(q, send.packed, send.packed_device);
+      q.events.give(stream, send.packed);
       send.packed = nullptr;
       send.outcome = gpu::stream_wait(stream, meanwhile_for(*operation));
     }
@@ -262,10 +238,7 @@ void start_ready(bool in_run) {
 }
 
 void release() {
-  Queue& q = queue();
-  std::lock_guard<std::mutex> lock(q.mutex);
-  for (const auto& spare : q.spare_events) gpu::event_destroy(spare.second);
-  q.spare_events.clear();
+  queue().events.destroy_idle();
 }
 
 }  // namespace gddt::protocol::deferred

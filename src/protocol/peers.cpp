@@ -22,6 +22,7 @@
 
 #include "core/config.hpp"
 #include "core/counters.hpp"
+#include "core/event_pool.hpp"
 #include "core/log.hpp"
 #include "pack/engine.hpp"
 
@@ -487,7 +488,7 @@ Status mapping_of(const Header& header, int device, void** base) {
 // (MPI_Waitall) sends each release once an event recorded after its unpack has passed.
 struct HeldRelease {
   gpu::Event unpacked = nullptr;
-  int device = -1;  // the event's GPU
+  gpu::Stream stream = nullptr;  // where `unpacked` was recorded
   MPI_Comm data = MPI_COMM_NULL;
   int sender = 0;
   int transfer = 0;
@@ -497,7 +498,7 @@ struct HeldReleases {
   std::mutex mutex;
   std::atomic<bool> any{false};
   std::vector<HeldRelease> held;
-  std::vector<std::pair<int, gpu::Event>> idle_events;  // each with its GPU
+  gpu::EventPool events;
 };
 
 HeldReleases& held_releases() {
@@ -509,22 +510,14 @@ HeldReleases& held_releases() {
 // where no event could be had (the caller then waits and sends it itself).
 bool hold_release(gpu::Stream stream, MPI_Comm data, int sender, int transfer) {
   HeldReleases& h = held_releases();
-  const int device = gpu::stream_device(stream);
-  std::lock_guard<std::mutex> lock(h.mutex);
-  gpu::Event event = nullptr;
-  auto idle = std::find_if(h.idle_events.begin(), h.idle_events.end(),
-                           [device](const std::pair<int, gpu::Event>& e) { return e.first == device; });
-  if (idle != h.idle_events.end()) {
-    event = idle->second;
-    h.idle_events.erase(idle);
-  } else if (gpu::event_create(device, &event) != GDDT_OK) {
-    return false;
-  }
+  const gpu::Event event = h.events.take(stream);
+  if (event == nullptr) return false;
   if (gpu::event_record(event, stream) != GDDT_OK) {
-    h.idle_events.emplace_back(device, event);
+    h.events.give(stream, event);
     return false;
   }
-  h.held.push_back(HeldRelease{event, device, data, sender, transfer});
+  std::lock_guard<std::mutex> lock(h.mutex);
+  h.held.push_back(HeldRelease{event, stream, data, sender, transfer});
   h.any.store(true, std::memory_order_release);
   return true;
 }
@@ -547,7 +540,7 @@ void send_held_releases(bool wait) {
     });
     due.assign(ready, h.held.end());
     h.held.erase(ready, h.held.end());
-    for (const HeldRelease& release : due) h.idle_events.emplace_back(release.device, release.unpacked);
+    for (const HeldRelease& release : due) h.events.give(release.stream, release.unpacked);
     h.any.store(!h.held.empty(), std::memory_order_release);
   }
   counters::Stopwatch releasing(counters::Counter::kPeerRecvReleaseNs);
