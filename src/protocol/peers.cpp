@@ -923,8 +923,7 @@ Route route_for_send(const Message& message, const Call& call, MPI_Comm comm) {
   const auto bytes = static_cast<std::uint64_t>(message.bytes());
   const bool small = bytes <= config::settings().peer_inline_max;
   if (bytes == kMarkerBytes || (host_through_gddt() && small)) return Route::kPeerInline;
-  if (message.kind.is_device() && bytes >= config::settings().peer_ipc_min && config::ipc() == config::Ipc::kAuto &&
-      bytes <= INT_MAX && scratch_held_for_ipc.load() + message.bytes() <= ipc_scratch_budget()) {
+  if (awaits_ipc(message) && bytes <= INT_MAX && scratch_held_for_ipc.load() + message.bytes() <= ipc_scratch_budget()) {
     gpu::DeviceUuid uuid;
     if (gpu::device_uuid(message.kind.device, &uuid) == GDDT_OK &&
         sees_gpu(channel->slot_of_rank[static_cast<std::size_t>(call.peer)], uuid))

@@ -51,8 +51,9 @@ bool agreed(MPI_Comm comm);
 // Whether a receive of `capacity` packed bytes on `comm` may be handed a marker.
 bool watches(MPI_Comm comm, std::int64_t capacity);
 
-// Whether a watched receive of `message` expects its senders to take CUDA IPC for messages that
-// fill it (GDDT_IPC=auto, device memory, at least GDDT_PEER_IPC_MIN bytes).
+// Whether CUDA IPC is meant for `message` (GDDT_IPC=auto, device memory, at least
+// GDDT_PEER_IPC_MIN bytes): a send's first condition for it, and what a watched receive expects
+// of the messages that fill it.
 bool awaits_ipc(const Message& message);
 
 // The peer route of a send of `message` to `call.peer` on `comm` (kForward: the raw format).
