@@ -11,7 +11,7 @@
 # types (default 100000) spread over FUZZ_RANKS ranks (default 4) on each MPI stack, seed printed.
 # peers: the point-to-point suite on device, managed, pinned and mixed memory with CUDA IPC on (one
 # rank per GPU where there are two), then the point-to-point benchmark's vector and 3-D subarray cases and the
-# halo exchange with the peer protocol and CUDA IPC (GDDT_PEERS=auto GDDT_IPC=auto) and with the
+# halo exchange with the peer protocol and CUDA IPC (GDDT_PEERS=auto GDDT_IPC=on) and with the
 # raw format (GDDT_PEERS=off), on each stack, with the device copy as ceiling (cudaMemcpyPeer
 # across two GPUs) and the time of each stage of the peer protocol (GDDT_STATS=1).
 # opencl: the OpenCL fuzzer, the OpenCL MPI test and the OpenCL pack and point-to-point benchmarks (system MPI) on
@@ -126,21 +126,21 @@ if [[ $stages == *peers* ]]; then
     local name=$1 dir=$2 rc=0
     shift 2
     echo "=== point-to-point suite on GPU memory ($name)"
-    (cd "$dir" && GDDT_IPC=auto ctest -j 4 --timeout 240 -R '^p2p_.*_(device|managed|pinned|mixed)_' --output-on-failure) \
+    (cd "$dir" && GDDT_IPC=on ctest -j 4 --timeout 240 -R '^p2p_.*_(device|managed|pinned|mixed)_' --output-on-failure) \
       >"$out/peers-tests-$name.log" 2>&1 || rc=1
     grep -E "tests passed|\*\*\*|Failed|Timeout" "$out/peers-tests-$name.log" | tail -n 12
     for peers in auto off; do
       echo "=== peer protocol $peers ($name)"
-      "$@" -x GDDT_PEERS=$peers -x GDDT_IPC=auto -x GDDT_STATS=1 "$dir/bench/gddt-bench" --types vector,subarray3d --blocks 4,64 \
+      "$@" -x GDDT_PEERS=$peers -x GDDT_IPC=on -x GDDT_STATS=1 "$dir/bench/gddt-bench" --types vector,subarray3d --blocks 4,64 \
         --sizes 16,256,4K,64K,1M,4M --iterations 40 --warmup 5 --methods gddt,contig-device,contig-staged,d2d-copy \
-        --child-launcher "$* -x GDDT_PEERS=$peers -x GDDT_IPC=auto" --csv "$out/peers-$peers-$name.csv" \
+        --child-launcher "$* -x GDDT_PEERS=$peers -x GDDT_IPC=on" --csv "$out/peers-$peers-$name.csv" \
         >"$out/peers-$peers-$name.txt" 2>&1 || rc=1
       grep -v "stats:" "$out/peers-$peers-$name.txt" | tail -n 45
       # Every rank's counters of the peer protocol, summed over the benchmark's processes.
       awk '/stats: (p2p.peer|peer\.)/ { sum[$4] += $5 } END { for (n in sum) print "  " n, sum[n] }' \
         "$out/peers-$peers-$name.txt" | sort
       echo "=== halo exchange, peer protocol $peers ($name)"
-      "$@" -x GDDT_PEERS=$peers -x GDDT_IPC=auto "$dir/bench/gddt-bench-halo" 2>&1 | tail -n 12 || rc=1
+      "$@" -x GDDT_PEERS=$peers -x GDDT_IPC=on "$dir/bench/gddt-bench-halo" 2>&1 | tail -n 12 || rc=1
     done
     echo "=== host 8-byte ping-pong without and with gddt ($name)"
     "$@" "$dir/bench/gddt-bench-nolink" --host-pingpong 2>&1 | tail -n 1

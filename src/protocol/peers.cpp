@@ -24,6 +24,7 @@
 #include "core/counters.hpp"
 #include "core/event_pool.hpp"
 #include "core/log.hpp"
+#include "protocol/cuda_awareness.hpp"
 #include "pack/engine.hpp"
 
 namespace gddt::protocol {
@@ -50,6 +51,9 @@ struct NodeEntry {
   int gpus;
   gpu::DeviceUuid uuids[kMostGpus];  // the GPUs the process sees, written before its world rank
   std::int64_t staged_part;          // its chunk size for the staged plane, written likewise
+  // Where its device receives land: 1 + the index in `uuids` of the GPU of its latest one, 0 before
+  // the first. Senders read it to tell whether CUDA IPC would cross between two GPUs.
+  std::atomic<int> receiving_gpu_plus_one;
 };
 
 struct NodeTable {
@@ -91,7 +95,7 @@ int launcher_local_size() {
 // The version of the protocol's messages (the header's layout and what each plane does): processes
 // of different versions register in different tables, so that neither reaches the launcher's count
 // and both keep the raw format. Raise it with every change to them.
-constexpr int kProtocolVersion = 2;
+constexpr int kProtocolVersion = 3;
 
 // The job's processes of a node share their parent (the launcher's daemon on the node); its start
 // time tells apart daemons whose process ids were reused.
@@ -600,6 +604,26 @@ bool sees_gpu(int slot, const gpu::DeviceUuid& uuid) {
   return false;
 }
 
+// The GPU, in this process's numbering, of the latest device receive of the process at `slot`: -1
+// before its first, or where this process does not see that GPU.
+int receiving_gpu(int slot) {
+  const NodeEntry& entry = node().table->entries[slot];
+  const int index = entry.receiving_gpu_plus_one.load(std::memory_order_relaxed) - 1;
+  if (index < 0 || index >= std::min(entry.gpus, kMostGpus)) return -1;
+  return gpu::device_of(entry.uuids[index]);
+}
+
+// GDDT_IPC=auto's model, from the measurements in performance.md: CUDA IPC wins where the
+// receiver reads across NVLink from another GPU and the library would cross the host twice (two
+// H200s, system Open MPI: from 64 KiB on, 7-36x at 1-4 MiB; awaits_ipc rules out CUDA-aware
+// libraries, whose copy engines and the raw format's sets of packs won windows, 1 MiB: 146 against
+// 53 GB/s). Between ranks sharing one GPU every message's kernels wait for the other process's
+// context (64 KiB to 1 MiB windows 1.7-12x slower than the raw format).
+bool ipc_model_wins(int sender_device, int receiver_slot) {
+  const int receiver_device = receiving_gpu(receiver_slot);
+  return receiver_device >= 0 && receiver_device != sender_device && gpu::can_access_peer(receiver_device, sender_device);
+}
+
 // Receives of a staged message's parts posted ahead of the one being unpacked.
 constexpr std::int64_t kStagedPartsAhead = 4;
 
@@ -912,8 +936,23 @@ bool watches(MPI_Comm comm, std::int64_t capacity) {
 }
 
 bool awaits_ipc(const Message& message) {
-  return config::ipc() == config::Ipc::kAuto && message.kind.is_device() &&
-         static_cast<std::uint64_t>(message.bytes()) >= config::settings().peer_ipc_min;
+  const config::Ipc mode = config::ipc();
+  return (mode == config::Ipc::kOn || (mode == config::Ipc::kAuto && !library_cuda_aware())) &&
+         message.kind.is_device() && static_cast<std::uint64_t>(message.bytes()) >= config::settings().peer_ipc_min;
+}
+
+void note_receive(const Message& message) {
+  static std::atomic<int> published{0};
+  if (!message.kind.is_device() || !node().all_gddt) return;
+  const int device_plus_one = message.kind.device + 1;
+  if (published.load(std::memory_order_relaxed) == device_plus_one) return;
+  published.store(device_plus_one, std::memory_order_relaxed);
+  Node& n = node();
+  gpu::DeviceUuid uuid;
+  if (gpu::device_uuid(message.kind.device, &uuid) != GDDT_OK) return;
+  NodeEntry& mine = n.table->entries[n.slot];
+  for (int i = 0; i < std::min(mine.gpus, kMostGpus); ++i)
+    if (mine.uuids[i] == uuid) mine.receiving_gpu_plus_one.store(i + 1, std::memory_order_relaxed);
 }
 
 Route route_for_send(const Message& message, const Call& call, MPI_Comm comm) {
@@ -924,9 +963,10 @@ Route route_for_send(const Message& message, const Call& call, MPI_Comm comm) {
   const bool small = bytes <= config::settings().peer_inline_max;
   if (bytes == kMarkerBytes || (host_through_gddt() && small)) return Route::kPeerInline;
   if (awaits_ipc(message) && bytes <= INT_MAX && scratch_held_for_ipc.load() + message.bytes() <= ipc_scratch_budget()) {
+    const int slot = channel->slot_of_rank[static_cast<std::size_t>(call.peer)];
     gpu::DeviceUuid uuid;
-    if (gpu::device_uuid(message.kind.device, &uuid) == GDDT_OK &&
-        sees_gpu(channel->slot_of_rank[static_cast<std::size_t>(call.peer)], uuid))
+    if (gpu::device_uuid(message.kind.device, &uuid) == GDDT_OK && sees_gpu(slot, uuid) &&
+        (config::ipc() == config::Ipc::kOn || ipc_model_wins(message.kind.device, slot)))
       return Route::kPeerIpc;
   }
   return host_through_gddt() && bytes <= INT_MAX ? Route::kPeerStaged : Route::kForward;

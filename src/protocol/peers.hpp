@@ -51,10 +51,14 @@ bool agreed(MPI_Comm comm);
 // Whether a receive of `capacity` packed bytes on `comm` may be handed a marker.
 bool watches(MPI_Comm comm, std::int64_t capacity);
 
-// Whether CUDA IPC is meant for `message` (GDDT_IPC=auto, device memory, at least
-// GDDT_PEER_IPC_MIN bytes): a send's first condition for it, and what a watched receive expects
-// of the messages that fill it.
+// Whether CUDA IPC may serve `message` (GDDT_IPC=on, or auto through a library that is not
+// CUDA-aware; device memory; at least GDDT_PEER_IPC_MIN bytes): a send's first condition for it,
+// and what a watched receive expects of the messages that fill it.
 bool awaits_ipc(const Message& message);
+
+// Publishes the GPU of a watched device receive to the node's senders (GDDT_IPC=auto asks whether
+// the receiver's GPU is another than the sender's).
+void note_receive(const Message& message);
 
 // The peer route of a send of `message` to `call.peer` on `comm` (kForward: the raw format).
 Route route_for_send(const Message& message, const Call& call, MPI_Comm comm);

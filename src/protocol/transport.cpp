@@ -300,6 +300,7 @@ Status stage(const Message& message, const Call& asked, MPI_Comm comm, Side* sid
   const bool peer_send = transport->route == Route::kPeerInline || transport->route == Route::kPeerIpc ||
                          transport->route == Route::kPeerStaged;
   const bool watched = call.kind == Operation::Kind::kReceive && peers::watches(comm, message.bytes());
+  if (watched) peers::note_receive(message);
   // Reading a marker out of device memory is a copy and a wait for the GPU (10 us on an H200), and
   // a message read through CUDA IPC does not cross the receive's staging anyway.
   if (watched && peers::awaits_ipc(message) &&
