@@ -218,6 +218,26 @@ int post_deferred(RequestSend init, Side& side, int dest, int tag, MPI_Comm comm
   return MPI_SUCCESS;
 }
 
+// Whether the prepared send's receiver reads the user's buffer itself (the peer protocol's direct
+// plane): the send is complete once the receiver's release came.
+bool lent(const Side& side) { return side.operation && side.operation->peer && side.operation->peer->direct; }
+
+int track(std::unique_ptr<Operation> operation, bool persistent, MPI_Request request);
+
+// Posts the marker of a send of the direct plane on a request of its own, freed at once (the
+// release comes only after the receiver matched it), and hands the user the receive of the release:
+// every completion call then sees the send complete when the receiver is done with the buffer.
+int post_lent(RequestSend call, Side& side, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  MPI_Request marker = MPI_REQUEST_NULL;
+  const int rc = call(side.buffer, side.count, side.datatype, dest, tag, comm, &marker);
+  if (rc != MPI_SUCCESS) return rc;
+  PMPI_Request_free(&marker);
+  protocol::PeerSend& peer = *side.operation->peer;
+  *request = peer.release;
+  peer.release = MPI_REQUEST_NULL;
+  return track(std::move(side.operation), false, *request);
+}
+
 // The completion work of a request of gddt's that the library reported complete with `error`;
 // `handle` is the request as it was before the library call freed it.
 int complete(MPI_Request handle, Operation* operation, int error, MPI_Status& status) {
@@ -447,16 +467,21 @@ int send(BlockingSend call, bool buffered, const void* buf, int count, MPI_Datat
          MPI_Comm comm) {
   const BlockingCall blocking;
   Side side;
-  int rc = prepare_send(buffered, buf, count, datatype, dest, tag, comm, &side);
+  Call asked{Operation::Kind::kSend, buffered, false, dest, tag};
+  asked.lends_buffer = !buffered;
+  int rc = ready_to_post(prepare(asked, buf, count, datatype, dest, comm, &side), &side);
   if (rc != MPI_SUCCESS) return rc;
-  return call(side.buffer, side.count, side.datatype, dest, tag, comm);
+  rc = call(side.buffer, side.count, side.datatype, dest, tag, comm);
+  if (rc != MPI_SUCCESS || !lent(side)) return rc;
+  return raise(comm, protocol::peers::wait_for_release(*side.operation->peer));
 }
 
 int isend(RequestSend call, bool buffered, bool persistent, const void* buf, int count, MPI_Datatype datatype, int dest,
           int tag, MPI_Comm comm, MPI_Request* request) {
   protocol::deferred::advance_in_run();
   Side side;
-  const Call asked{Operation::Kind::kSend, buffered, false, dest, tag};
+  Call asked{Operation::Kind::kSend, buffered, false, dest, tag};
+  asked.lends_buffer = !buffered && !persistent;
   int rc = prepare(asked, buf, count, datatype, dest, comm, &side);
   if (!persistent) {
     // Persistent sends are only created here; MPI_Start posts them.
@@ -466,6 +491,7 @@ int isend(RequestSend call, bool buffered, bool persistent, const void* buf, int
     rc = ready_to_post(rc, &side);
   }
   if (rc != MPI_SUCCESS) return rc;
+  if (lent(side)) return post_lent(call, side, dest, tag, comm, request);
 
   rc = call(side.buffer, side.count, side.datatype, dest, tag, comm, request);
   if (rc == MPI_SUCCESS && side.operation) return track(std::move(side.operation), persistent, *request);

@@ -26,6 +26,7 @@
 #include "core/log.hpp"
 #include "protocol/cuda_awareness.hpp"
 #include "pack/engine.hpp"
+#include "type/wire.hpp"
 
 namespace gddt::protocol {
 
@@ -377,8 +378,9 @@ void abandon_lingering() {
 // --- the header ---
 
 // Where the packed bytes wait for the receiver: in the header; in device scratch of the sender,
-// read through CUDA IPC; in a message on the data twin.
-enum class Plane : std::uint8_t { kInline = 1, kIpc = 2, kStaged = 3 };
+// read through CUDA IPC; in a message on the data twin; not packed at all, the receiver reading
+// the sender's own buffer through CUDA IPC (the sender's layout follows the header).
+enum class Plane : std::uint8_t { kInline = 1, kIpc = 2, kStaged = 3, kDirect = 4 };
 
 constexpr std::uint32_t kMagic = 0x67646470;  // "gddp"
 
@@ -389,8 +391,12 @@ struct Header {
   std::uint64_t sequence = 0;  // the marker's
   std::int64_t bytes = 0;  // packed bytes of the message
   std::int64_t part = 0;   // the staged plane: packed bytes per data message (the last may hold fewer)
-  // CUDA IPC: where the packed bytes are in the sender's allocation.
+  // CUDA IPC: where the packed bytes (the direct plane: the user's buffer) are in the sender's
+  // allocation.
   std::int64_t offset = 0;
+  // The direct plane: the elements of the sender's datatype, whose layout's bytes follow the header.
+  std::int64_t count = 0;
+  std::uint64_t layout_bytes = 0;
   std::uint64_t buffer_id = 0;
   std::int32_t pid = 0;
   std::uint64_t base = 0;  // the allocation's address in the sender (a message to itself reads there)
@@ -788,6 +794,96 @@ Status unpack_remote(Operation& operation, const Header& header, std::int64_t by
   return GDDT_OK;
 }
 
+// Layouts of other processes' buffers (the direct plane), by their bytes, so that one read again
+// keeps what the backends attached to it (the CUDA backend's piece table on the GPU): at most
+// kMostRemoteLayouts, all forgotten when full (those in use live on with their messages).
+constexpr std::size_t kMostRemoteLayouts = 256;
+struct RemoteLayouts {
+  std::mutex mutex;
+  std::map<std::string, std::shared_ptr<const type::Layout>> by_bytes;
+};
+
+RemoteLayouts& remote_layouts() {
+  static auto* instance = new RemoteLayouts;
+  return *instance;
+}
+
+Status remote_layout(const char* wire, std::size_t size, std::shared_ptr<const type::Layout>* layout) {
+  std::string key(wire, size);
+  RemoteLayouts& cache = remote_layouts();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  auto found = cache.by_bytes.find(key);
+  if (found != cache.by_bytes.end()) {
+    *layout = found->second;
+    return GDDT_OK;
+  }
+  auto decoded = std::make_shared<type::Layout>();
+  GDDT_CHECK(type::decode_layout(wire, size, decoded.get()));
+  if (cache.by_bytes.size() >= kMostRemoteLayouts) cache.by_bytes.clear();
+  cache.by_bytes.emplace(std::move(key), decoded);
+  *layout = std::move(decoded);
+  return GDDT_OK;
+}
+
+// Moves the first `bytes` packed bytes of the sender's own buffer (the direct plane), mapped here
+// through CUDA IPC, into the receive buffer on the GPU that reads (reading_gpu), and returns once
+// they are in place: one kernel where either side is contiguous (the pack of the sender's layout
+// into the receive buffer, or the unpack of the receive's layout out of the sender's bytes), else
+// a pack into device scratch here and an unpack out of it; through host staging where the receive
+// buffer is out of that GPU's reach.
+Status read_lent(Operation& operation, const Header& header, const char* wire, std::int64_t bytes) {
+  Message theirs;
+  GDDT_CHECK(remote_layout(wire, static_cast<std::size_t>(header.layout_bytes), &theirs.layout));
+  theirs.count = header.count;
+  if (theirs.bytes() < bytes) return GDDT_ERR_INTERNAL;
+  const int source = gpu::device_of(header.uuid);
+  if (source < 0) return GDDT_ERR_NO_DEVICE;
+  const Message& message = operation.message;
+  const int device = reading_gpu(message, header, source);
+  void* base = reinterpret_cast<void*>(static_cast<std::uintptr_t>(header.base));
+  if (header.pid != static_cast<std::int32_t>(getpid())) {
+    counters::Stopwatch mapping(counters::Counter::kPeerRecvMapNs);
+    GDDT_CHECK(mapping_of(header, device, &base));
+  }
+  counters::Stopwatch moving(counters::Counter::kPeerRecvMoveNs);
+  theirs.buffer = static_cast<char*>(base) + header.offset;
+  gpu::DeviceGuard guard(device);
+  gpu::Stream stream = nullptr;
+  GDDT_CHECK(gpu::library_stream(device, &stream));
+  const pack::Backend& backend = within(GDDT_MEMORY_DEVICE);
+  const pack::Window from{theirs.layout.get(), theirs.count, 0, bytes};
+  const bool reachable = message.kind.type == GDDT_MEMORY_PINNED ||
+                         (message.kind.is_device() && message.kind.device == device);
+  Staging scratch;
+  if (reachable && message.contiguous()) {
+    GDDT_CHECK(backend.pack(from, theirs.buffer, message.first_byte(), stream));
+  } else {
+    const void* packed = theirs.contiguous() ? theirs.first_byte() : nullptr;
+    if (packed == nullptr) {
+      Route route = Route::kDeviceStaged;
+      GDDT_CHECK(scratch.acquire(&route, device, bytes));
+      if (!scratch.kind().device_accessible()) return GDDT_ERR_NO_MEMORY;
+      GDDT_CHECK(backend.pack(from, theirs.buffer, scratch.data(), stream));
+      packed = scratch.data();
+    }
+    if (reachable) {
+      GDDT_CHECK(backend.unpack(pack::Window{message.layout.get(), message.count, 0, bytes}, message.buffer, packed,
+                                stream));
+    } else {
+      Staging landing;
+      Route route = message.kind.is_device() ? Route::kDeviceStaged : Route::kHostStaged;
+      GDDT_CHECK(landing.acquire(&route, message.kind.device, bytes));
+      GDDT_CHECK(gpu::memcpy_async(landing.data(), packed, static_cast<std::size_t>(bytes), stream));
+      GDDT_CHECK(gpu::stream_synchronize(stream));
+      counters::add(counters::Counter::kPeerIpcBytes, bytes);
+      return unpack_message(message, landing, bytes, nullptr, meanwhile_for(operation), operation.ordering);
+    }
+  }
+  GDDT_CHECK(gpu::stream_synchronize(stream));
+  counters::add(counters::Counter::kPeerIpcBytes, bytes);
+  return GDDT_OK;
+}
+
 // Receives the parts of a staged message, each unpacked (the first `bytes` packed bytes in all) while
 // the next ones arrive: on the GPU, queued on its stream; by this thread otherwise. Every part is
 // received whatever happens to the unpacks, so that none is left on the data twin.
@@ -909,6 +1005,7 @@ void finalize() {
     detail::active.store(false, std::memory_order_relaxed);
   }
   close_mappings();
+  remote_layouts().by_bytes.clear();
   close_opened_events();
   destroy_pack_events();
   Node& n = node();
@@ -1005,7 +1102,76 @@ Status queue_ipc_pack(Operation& operation, const Staging& staging, int device, 
   return gpu::stream_wait(stream, meanwhile);
 }
 
+// The most pieces of a layout that travels in the header of the direct plane: beyond, the sender
+// packs (a piece is 144 bytes).
+constexpr std::size_t kDirectMostPieces = 64;
+
+// Whether the receiver may read this send's own buffer (the direct plane): a device allocation that
+// CUDA IPC exports, of a send whose request may wait for the receiver, with a layout small enough
+// to travel in the header (appended to *wire). Not through a CUDA-aware library: its own CUDA IPC
+// may have mapped the user's allocation in the receiver already, and a process maps an allocation
+// once ("resource already mapped", seen through UCX).
+bool lends_user_buffer(const Operation& operation, gpu::IpcExport* lent, std::vector<char>* wire) {
+  const Message& message = operation.message;
+  if (operation.route != Route::kPeerIpc || !operation.peer->lends_buffer || !config::settings().peer_direct ||
+      message.kind.type != GDDT_MEMORY_DEVICE || library_cuda_aware())
+    return false;
+  const char* first = static_cast<const char*>(message.buffer) + message.span_lb();
+  return export_of(first, lent) == GDDT_OK && type::encode_layout(*message.layout, kDirectMostPieces, wire);
+}
+
+// What the user queued on the legacy default stream before the call is done, so that the receiver
+// reads what it wrote (gddt's own packs are ordered after that stream alike).
+Status user_work_done(int device) {
+  gpu::DeviceGuard guard(device);
+  bool idle = false;
+  GDDT_CHECK(gpu::legacy_stream_idle(&idle));
+  return idle ? GDDT_OK : gpu::stream_synchronize(gpu::legacy_stream());
+}
+
+// Posts the header of the direct plane, with the sender's layout after it, and the receive of the
+// release, which completes the send.
+Status post_lent(Operation& operation, Channel& channel, Header& header, const gpu::IpcExport& lent,
+                 const std::vector<char>& wire) {
+  PeerSend& send = *operation.peer;
+  const Message& message = operation.message;
+  GDDT_CHECK(gpu::device_uuid(lent.device, &header.uuid));
+  GDDT_CHECK(user_work_done(message.kind.device));
+  header.plane = Plane::kDirect;
+  header.pid = static_cast<std::int32_t>(getpid());
+  header.buffer_id = lent.buffer_id;
+  header.base = lent.base;
+  header.offset = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(message.buffer) - lent.base);
+  header.count = message.count;
+  header.layout_bytes = wire.size();
+  std::memcpy(header.handle, lent.handle, sizeof header.handle);
+  header.transfer = new_transfer();
+  send.header.resize(sizeof header + wire.size());
+  std::memcpy(send.header.data(), &header, sizeof header);
+  std::memcpy(send.header.data() + sizeof header, wire.data(), wire.size());
+  if (PMPI_Irecv(nullptr, 0, MPI_BYTE, send.dest, kReleaseTags + header.transfer, channel.data, &send.release) !=
+      MPI_SUCCESS)
+    return GDDT_ERR_MPI;
+  send.direct = true;
+  if (PMPI_Isend(send.header.data(), static_cast<int>(send.header.size()), MPI_BYTE, send.dest, send.tag,
+                 channel.headers, &send.header_request) != MPI_SUCCESS)
+    return GDDT_ERR_MPI;
+  counters::add(counters::Counter::kPeerDirectSends, 1);
+  return GDDT_OK;
+}
+
 }  // namespace
+
+Status wait_for_release(PeerSend& send) {
+  // Polled, so that this process's own held releases and lingering sends move on meanwhile: a peer
+  // may be waiting for them.
+  for (;;) {
+    int done = 0;
+    if (PMPI_Test(&send.release, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return GDDT_ERR_MPI;
+    if (done) return GDDT_OK;
+    progress();
+  }
+}
 
 Status finish_send(PeerSend& send) {
   if (send.packing == nullptr) return GDDT_OK;
@@ -1027,6 +1193,11 @@ Status post_header(Operation& operation) {
   Header header;
   header.bytes = message.bytes();
   header.sequence = stamp_marker(*channel, &send);
+  {
+    gpu::IpcExport lent;
+    std::vector<char> wire;
+    if (lends_user_buffer(operation, &lent, &wire)) return post_lent(operation, *channel, header, lent, wire);
+  }
   auto staging = std::make_shared<Staging>();
   Route route = Route::kHostStaged;
   if (operation.route == Route::kPeerIpc) route = Route::kDeviceStaged;
@@ -1160,6 +1331,19 @@ Status resolve(Operation& operation, const MPI_Status& status, bool* handled, gp
     case Plane::kStaged:
       outcome = receive_staged(operation, header, status.MPI_SOURCE, *channel, truncated ? 0 : moved);
       break;
+    case Plane::kDirect: {
+      // The sender waits for the release whatever became of the data.
+      if (bytes.size() != sizeof header + header.layout_bytes) {
+        outcome = GDDT_ERR_INTERNAL;
+      } else if (!truncated && moved > 0) {
+        outcome = read_lent(operation, header, bytes.data() + sizeof header, moved);
+      }
+      counters::Stopwatch releasing(counters::Counter::kPeerRecvReleaseNs);
+      if (PMPI_Send(nullptr, 0, MPI_BYTE, status.MPI_SOURCE, kReleaseTags + header.transfer, channel->data) !=
+          MPI_SUCCESS)
+        return GDDT_ERR_MPI;
+      break;
+    }
     default:
       return GDDT_ERR_INTERNAL;
   }
@@ -1196,6 +1380,10 @@ void correct_probe(MPI_Comm comm, MPI_Status* status) {
 // A send's header and marker may still be in flight when its operation is done (the receiver took
 // the message; the library completes them at a later call).
 PeerSend::~PeerSend() {
+  if (release != MPI_REQUEST_NULL) {  // the marker never left
+    PMPI_Cancel(&release);
+    PMPI_Request_free(&release);
+  }
   peers::finish_send(*this);
   peers::linger(&header_request, &header);
 }

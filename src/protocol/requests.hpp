@@ -44,6 +44,11 @@ struct PeerSend {
   MPI_Request header_request = MPI_REQUEST_NULL;
   // The stream where the pack of the user's buffer may still run (CUDA IPC), until finish_send.
   gpu::Stream packing = nullptr;
+  bool lends_buffer = false;  // Call::lends_buffer
+  // The receiver reads the user's buffer itself (the direct plane): the send is complete when
+  // `release` (the receive of the receiver's release, until the user's request takes it) is.
+  bool direct = false;
+  MPI_Request release = MPI_REQUEST_NULL;
   PeerSend() = default;
   PeerSend(const PeerSend&) = delete;
   PeerSend& operator=(const PeerSend&) = delete;

@@ -325,6 +325,7 @@ Status stage(const Message& message, const Call& asked, MPI_Comm comm, Side* sid
     operation->peer = std::make_unique<PeerSend>();
     operation->peer->dest = call.peer;
     operation->peer->tag = call.tag;
+    operation->peer->lends_buffer = call.lends_buffer;
   }
   // Device staging that cannot be had falls back to host staging (the route changes).
   if (transport->staging_bytes != nullptr)

@@ -27,6 +27,9 @@ struct Call {
   // Sends: the destination and tag (the peer protocol's header goes there too).
   int peer = MPI_PROC_NULL;
   int tag = 0;
+  // Sends: the send's request may complete only once the receiver is done with the user's buffer
+  // (blocking and nonblocking sends; not buffered, persistent or exchange ones).
+  bool lends_buffer = false;
 };
 
 // One side of a call as the MPI library will see it: the user's own arguments when the message is

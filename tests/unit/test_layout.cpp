@@ -6,6 +6,7 @@
 #include <random>
 
 #include "type/layout.hpp"
+#include "type/wire.hpp"
 #include "typemap_reference.hpp"
 
 namespace gddt::type {
@@ -430,6 +431,35 @@ TEST(ForEachRun, RandomBuilderTrees) {
     expect_canonical(m.layout);
     ASSERT_EQ(reference_bytes(m.layout), m.bytes) << m.layout.describe();
     if (m.layout.size > 0 && m.layout.size < 5000) expect_windows_match(m.layout, 2, &rng, 3);
+    if (::testing::Test::HasFailure()) break;
+  }
+}
+
+// A layout read back from its bytes describes the same typemap (what a peer process reads out of
+// this one's buffer), and bytes that are not a whole layout are refused.
+TEST(LayoutWire, RoundTripOfRandomBuilderTrees) {
+  std::mt19937 rng(2026);
+  for (int trial = 0; trial < 500; ++trial) {
+    Modelled m = random_layout(&rng, 4);
+    SCOPED_TRACE(trial);
+    set_bounds(&m.layout, m.layout.lb - 8, m.layout.extent + 24);
+    std::vector<char> wire;
+    ASSERT_TRUE(encode_layout(m.layout, kMaxPieces, &wire));
+    Layout back;
+    ASSERT_EQ(decode_layout(wire.data(), wire.size(), &back), GDDT_OK);
+    EXPECT_EQ(back.describe(), m.layout.describe());
+    EXPECT_EQ(back.pieces, m.layout.pieces);
+    EXPECT_EQ(back.piece_begin, m.layout.piece_begin);
+    EXPECT_EQ(back.lb, m.layout.lb);
+    EXPECT_EQ(back.extent, m.layout.extent);
+    EXPECT_EQ(back.alignment, m.layout.alignment);
+    EXPECT_EQ(reference_bytes(back, 3), reference_bytes(m.layout, 3));
+    EXPECT_NE(decode_layout(wire.data(), wire.size() - 1, &back), GDDT_OK);
+    if (!m.layout.pieces.empty()) {
+      std::vector<char> capped;
+      EXPECT_FALSE(encode_layout(m.layout, m.layout.pieces.size() - 1, &capped));
+      EXPECT_TRUE(capped.empty());
+    }
     if (::testing::Test::HasFailure()) break;
   }
 }
