@@ -748,22 +748,49 @@ int reading_gpu(const Message& message, const Header& header, int source) {
   return source;
 }
 
+// Where the bytes that `header` names (its offset in the sender's allocation) are for this
+// process, and the GPU that reads them into the receive of `message` (reading_gpu): mapped through
+// CUDA IPC, or the sender's own address where the sender is this process.
+Status reach_sender(const Message& message, const Header& header, int* device, char** at) {
+  const int source = gpu::device_of(header.uuid);
+  if (source < 0) return GDDT_ERR_NO_DEVICE;
+  *device = reading_gpu(message, header, source);
+  void* base = reinterpret_cast<void*>(static_cast<std::uintptr_t>(header.base));
+  if (header.pid != static_cast<std::int32_t>(getpid())) {
+    counters::Stopwatch mapping(counters::Counter::kPeerRecvMapNs);
+    GDDT_CHECK(mapping_of(header, *device, &base));
+  }
+  *at = static_cast<char*>(base) + header.offset;
+  return GDDT_OK;
+}
+
+// Whether GPU `device` writes the receive buffer of `message` itself (else through staging).
+bool writes_directly(const Message& message, int device) {
+  return message.kind.type == GDDT_MEMORY_PINNED || (message.kind.is_device() && message.kind.device == device);
+}
+
+// Copies `bytes` packed bytes that the GPU of `stream` reads at `packed` into staging where the
+// receive buffer can be written from, then unpacks them there, once what `stream` had queued is done.
+Status land_and_unpack(Operation& operation, const void* packed, std::int64_t bytes, gpu::Stream stream) {
+  const Message& message = operation.message;
+  Staging landing;
+  Route route = message.kind.is_device() ? Route::kDeviceStaged : Route::kHostStaged;
+  GDDT_CHECK(landing.acquire(&route, message.kind.device, bytes));
+  GDDT_CHECK(gpu::memcpy_async(landing.data(), packed, static_cast<std::size_t>(bytes), stream));
+  GDDT_CHECK(gpu::stream_synchronize(stream));
+  return unpack_message(message, landing, bytes, nullptr, meanwhile_for(operation), operation.ordering);
+}
+
 // Unpacks `bytes` packed bytes that lie in the sender's device scratch, mapped here through CUDA
 // IPC: one kernel reading them across where the receive buffer is device-accessible on the GPU
 // that reads (or pinned), else a copy into staging first. With `queued_on`, the kernel may be left
 // running: *queued_on is then its stream (null when the bytes are in place).
 Status unpack_remote(Operation& operation, const Header& header, std::int64_t bytes, gpu::Stream* queued_on) {
-  const int source = gpu::device_of(header.uuid);
-  if (source < 0) return GDDT_ERR_NO_DEVICE;
   const Message& message = operation.message;
-  const int device = reading_gpu(message, header, source);
-  void* base = reinterpret_cast<void*>(static_cast<std::uintptr_t>(header.base));
-  if (header.pid != static_cast<std::int32_t>(getpid())) {
-    counters::Stopwatch mapping(counters::Counter::kPeerRecvMapNs);
-    GDDT_CHECK(mapping_of(header, device, &base));
-  }
+  int device = -1;
+  char* packed = nullptr;
+  GDDT_CHECK(reach_sender(message, header, &device, &packed));
   counters::Stopwatch moving(counters::Counter::kPeerRecvMoveNs);
-  const char* packed = static_cast<const char*>(base) + header.offset;
   gpu::DeviceGuard guard(device);
   gpu::Stream stream = nullptr;
   GDDT_CHECK(gpu::library_stream(device, &stream));
@@ -772,9 +799,7 @@ Status unpack_remote(Operation& operation, const Header& header, std::int64_t by
     GDDT_CHECK(pack_event_of(header, device, &packed_event));
     GDDT_CHECK(gpu::stream_wait_event(stream, packed_event));
   }
-  const bool reachable = message.kind.type == GDDT_MEMORY_PINNED ||
-                         (message.kind.is_device() && message.kind.device == device);
-  if (reachable) {
+  if (writes_directly(message, device)) {
     const pack::Window window{message.layout.get(), message.count, 0, bytes};
     GDDT_CHECK(within(GDDT_MEMORY_DEVICE).unpack(window, message.buffer, packed, stream));
     if (queued_on != nullptr) {
@@ -783,12 +808,7 @@ Status unpack_remote(Operation& operation, const Header& header, std::int64_t by
       GDDT_CHECK(gpu::stream_synchronize(stream));
     }
   } else {
-    Staging landing;
-    Route route = message.kind.is_device() ? Route::kDeviceStaged : Route::kHostStaged;
-    GDDT_CHECK(landing.acquire(&route, message.kind.device, bytes));
-    GDDT_CHECK(gpu::memcpy_async(landing.data(), packed, static_cast<std::size_t>(bytes), stream));
-    GDDT_CHECK(gpu::stream_synchronize(stream));
-    GDDT_CHECK(unpack_message(message, landing, bytes, nullptr, meanwhile_for(operation), operation.ordering));
+    GDDT_CHECK(land_and_unpack(operation, packed, bytes, stream));
   }
   counters::add(counters::Counter::kPeerIpcBytes, bytes);
   return GDDT_OK;
@@ -836,27 +856,22 @@ Status read_lent(Operation& operation, const Header& header, const char* wire, s
   GDDT_CHECK(remote_layout(wire, static_cast<std::size_t>(header.layout_bytes), &theirs.layout));
   theirs.count = header.count;
   if (theirs.bytes() < bytes) return GDDT_ERR_INTERNAL;
-  const int source = gpu::device_of(header.uuid);
-  if (source < 0) return GDDT_ERR_NO_DEVICE;
   const Message& message = operation.message;
-  const int device = reading_gpu(message, header, source);
-  void* base = reinterpret_cast<void*>(static_cast<std::uintptr_t>(header.base));
-  if (header.pid != static_cast<std::int32_t>(getpid())) {
-    counters::Stopwatch mapping(counters::Counter::kPeerRecvMapNs);
-    GDDT_CHECK(mapping_of(header, device, &base));
-  }
+  int device = -1;
+  char* typed = nullptr;
+  GDDT_CHECK(reach_sender(message, header, &device, &typed));
   counters::Stopwatch moving(counters::Counter::kPeerRecvMoveNs);
-  theirs.buffer = static_cast<char*>(base) + header.offset;
+  theirs.buffer = typed;
   gpu::DeviceGuard guard(device);
   gpu::Stream stream = nullptr;
   GDDT_CHECK(gpu::library_stream(device, &stream));
   const pack::Backend& backend = within(GDDT_MEMORY_DEVICE);
   const pack::Window from{theirs.layout.get(), theirs.count, 0, bytes};
-  const bool reachable = message.kind.type == GDDT_MEMORY_PINNED ||
-                         (message.kind.is_device() && message.kind.device == device);
+  const bool reachable = writes_directly(message, device);
   Staging scratch;
   if (reachable && message.contiguous()) {
     GDDT_CHECK(backend.pack(from, theirs.buffer, message.first_byte(), stream));
+    GDDT_CHECK(gpu::stream_synchronize(stream));
   } else {
     const void* packed = theirs.contiguous() ? theirs.first_byte() : nullptr;
     if (packed == nullptr) {
@@ -869,17 +884,11 @@ Status read_lent(Operation& operation, const Header& header, const char* wire, s
     if (reachable) {
       GDDT_CHECK(backend.unpack(pack::Window{message.layout.get(), message.count, 0, bytes}, message.buffer, packed,
                                 stream));
-    } else {
-      Staging landing;
-      Route route = message.kind.is_device() ? Route::kDeviceStaged : Route::kHostStaged;
-      GDDT_CHECK(landing.acquire(&route, message.kind.device, bytes));
-      GDDT_CHECK(gpu::memcpy_async(landing.data(), packed, static_cast<std::size_t>(bytes), stream));
       GDDT_CHECK(gpu::stream_synchronize(stream));
-      counters::add(counters::Counter::kPeerIpcBytes, bytes);
-      return unpack_message(message, landing, bytes, nullptr, meanwhile_for(operation), operation.ordering);
+    } else {
+      GDDT_CHECK(land_and_unpack(operation, packed, bytes, stream));
     }
   }
-  GDDT_CHECK(gpu::stream_synchronize(stream));
   counters::add(counters::Counter::kPeerIpcBytes, bytes);
   return GDDT_OK;
 }

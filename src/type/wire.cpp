@@ -22,6 +22,20 @@ struct WireHead {
   std::uint32_t alignment = 1;
 };
 
+// The fields a layout and its head share by name, copied either way.
+template <typename From, typename To>
+void copy_shared_fields(const From& from, To* to) {
+  to->nrepeat = from.nrepeat;
+  to->repeat = from.repeat;
+  to->group_bytes = from.group_bytes;
+  to->size = from.size;
+  to->lb = from.lb;
+  to->extent = from.extent;
+  to->true_lb = from.true_lb;
+  to->true_ub = from.true_ub;
+  to->alignment = from.alignment;
+}
+
 std::size_t wire_bytes(std::size_t pieces) {
   return sizeof(WireHead) + pieces * sizeof(StridedBlock) + (pieces + 1) * sizeof(std::int64_t);
 }
@@ -33,16 +47,8 @@ bool encode_layout(const Layout& layout, std::size_t most_pieces, std::vector<ch
   if (pieces > most_pieces || layout.piece_begin.size() != pieces + 1) return false;
   WireHead head;
   head.shape = static_cast<std::int32_t>(layout.shape);
-  head.nrepeat = layout.nrepeat;
   head.pieces = static_cast<std::int64_t>(pieces);
-  head.repeat = layout.repeat;
-  head.group_bytes = layout.group_bytes;
-  head.size = layout.size;
-  head.lb = layout.lb;
-  head.extent = layout.extent;
-  head.true_lb = layout.true_lb;
-  head.true_ub = layout.true_ub;
-  head.alignment = layout.alignment;
+  copy_shared_fields(layout, &head);
   const std::size_t at = out->size();
   out->resize(at + wire_bytes(pieces));
   char* cursor = out->data() + at;
@@ -67,15 +73,7 @@ Status decode_layout(const char* bytes, std::size_t size, Layout* out) {
   const char* cursor = bytes + sizeof head;
   Layout layout;
   layout.shape = static_cast<Shape>(head.shape);
-  layout.nrepeat = head.nrepeat;
-  layout.repeat = head.repeat;
-  layout.group_bytes = head.group_bytes;
-  layout.size = head.size;
-  layout.lb = head.lb;
-  layout.extent = head.extent;
-  layout.true_lb = head.true_lb;
-  layout.true_ub = head.true_ub;
-  layout.alignment = head.alignment;
+  copy_shared_fields(head, &layout);
   layout.pieces.resize(pieces);
   if (pieces > 0) std::memcpy(layout.pieces.data(), cursor, pieces * sizeof(StridedBlock));
   cursor += pieces * sizeof(StridedBlock);
