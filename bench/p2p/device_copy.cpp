@@ -106,7 +106,11 @@ void DeviceCopy::copy(std::size_t bytes, int times) {
 }
 
 bool DeviceCopy::copies_correctly(std::size_t bytes) {
-  on_device(plan_.target_device, [&] { BENCH_CUDA_CHECK(cudaMemset(target_, 0, capacity_)); });
+  // The copy runs on a non-blocking stream, which does not wait for the legacy stream's memset.
+  on_device(plan_.target_device, [&] {
+    BENCH_CUDA_CHECK(cudaMemset(target_, 0, capacity_));
+    BENCH_CUDA_CHECK(cudaDeviceSynchronize());
+  });
   copy(bytes, 1);
   std::vector<std::uint32_t> copied(bytes / 4);
   BENCH_CUDA_CHECK(cudaMemcpy(copied.data(), target_, copied.size() * 4, cudaMemcpyDeviceToHost));
