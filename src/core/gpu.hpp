@@ -133,6 +133,7 @@ constexpr int kIpcHandleBytes = 64;
 struct IpcExport {
   unsigned char handle[kIpcHandleBytes] = {};
   std::uintptr_t base = 0;     // the allocation's first byte in this process
+  std::uint64_t size = 0;      // and its bytes
   std::uint64_t buffer_id = 0; // the driver's id of the allocation, never reused within a process
   int device = -1;
 };

@@ -513,6 +513,7 @@ Status ipc_export(const void* ptr, IpcExport* exported) {
   GDDT_CHECK(cuda_status(cudaIpcGetMemHandle(&handle, const_cast<void*>(ptr)), "cudaIpcGetMemHandle"));
   std::memcpy(exported->handle, &handle, sizeof handle);
   exported->base = info.base;
+  exported->size = info.size;
   exported->device = info.device;
   return GDDT_OK;
 }

@@ -218,26 +218,6 @@ int post_deferred(RequestSend init, Side& side, int dest, int tag, MPI_Comm comm
   return MPI_SUCCESS;
 }
 
-// Whether the prepared send's receiver reads the user's buffer itself (the peer protocol's direct
-// plane): the send is complete once the receiver's release came.
-bool lent(const Side& side) { return side.operation && side.operation->peer && side.operation->peer->direct; }
-
-int track(std::unique_ptr<Operation> operation, bool persistent, MPI_Request request);
-
-// Posts the marker of a send of the direct plane on a request of its own, freed at once (the
-// release comes only after the receiver matched it), and hands the user the receive of the release:
-// every completion call then sees the send complete when the receiver is done with the buffer.
-int post_lent(RequestSend call, Side& side, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
-  MPI_Request marker = MPI_REQUEST_NULL;
-  const int rc = call(side.buffer, side.count, side.datatype, dest, tag, comm, &marker);
-  if (rc != MPI_SUCCESS) return rc;
-  PMPI_Request_free(&marker);
-  protocol::PeerSend& peer = *side.operation->peer;
-  *request = peer.release;
-  peer.release = MPI_REQUEST_NULL;
-  return track(std::move(side.operation), false, *request);
-}
-
 // The completion work of a request of gddt's that the library reported complete with `error`;
 // `handle` is the request as it was before the library call freed it.
 int complete(MPI_Request handle, Operation* operation, int error, MPI_Status& status) {
@@ -472,8 +452,9 @@ int send(BlockingSend call, bool buffered, const void* buf, int count, MPI_Datat
   int rc = ready_to_post(prepare(asked, buf, count, datatype, dest, comm, &side), &side);
   if (rc != MPI_SUCCESS) return rc;
   rc = call(side.buffer, side.count, side.datatype, dest, tag, comm);
-  if (rc != MPI_SUCCESS || !lent(side)) return rc;
-  return raise(comm, protocol::peers::wait_for_release(*side.operation->peer));
+  if (rc != MPI_SUCCESS || !side.operation || !side.operation->peer) return rc;
+  // A send of the peer protocol is complete once what it left running on the user's buffer is done.
+  return raise(comm, protocol::peers::finish_send(*side.operation->peer));
 }
 
 int isend(RequestSend call, bool buffered, bool persistent, const void* buf, int count, MPI_Datatype datatype, int dest,
@@ -491,7 +472,6 @@ int isend(RequestSend call, bool buffered, bool persistent, const void* buf, int
     rc = ready_to_post(rc, &side);
   }
   if (rc != MPI_SUCCESS) return rc;
-  if (lent(side)) return post_lent(call, side, dest, tag, comm, request);
 
   rc = call(side.buffer, side.count, side.datatype, dest, tag, comm, request);
   if (rc == MPI_SUCCESS && side.operation) return track(std::move(side.operation), persistent, *request);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -47,6 +48,21 @@ constexpr int kMostGpus = 8;
 
 enum Seal : int { kUnsealed = 0, kAllGddt = 1, kRaw = 2 };
 
+// A lent buffer's state (the direct plane) in the node table: the sender posts it; the receiver
+// takes it to read (then marks it done), or finds that the sender, completing first, took it back
+// to send a copy instead. The slot's generation (the word's high bits) tells its sends apart.
+constexpr int kLentSlots = 128;
+enum LentState : std::uint32_t { kLentPosted = 1, kLentReading = 2, kLentDone = 3, kLentCopied = 4 };
+constexpr int kLentStateBits = 3;
+constexpr std::uint32_t lent_word(std::uint32_t generation, LentState state) {
+  return (generation << kLentStateBits) | state;
+}
+
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 struct NodeEntry {
   std::atomic<int> world_rank_plus_one;  // 0 until the process has passed MPI_Init
   int gpus;
@@ -55,6 +71,10 @@ struct NodeEntry {
   // Where its device receives land: 1 + the index in `uuids` of the GPU of its latest one, 0 before
   // the first. Senders read it to tell whether CUDA IPC would cross between two GPUs.
   std::atomic<int> receiving_gpu_plus_one;
+  // The direct plane: the state of each send that lends its buffer, by slot (lent_word), and when
+  // the process as a receiver last resolved a marker of the direct plane (steady clock, ns).
+  std::atomic<std::uint32_t> lent[kLentSlots];
+  std::atomic<std::int64_t> resolved_direct_ns;
 };
 
 struct NodeTable {
@@ -76,6 +96,43 @@ struct Node {
 Node& node() {
   static Node* instance = new Node;
   return *instance;
+}
+
+// This process's lent slots (the direct plane) not in use, and the generation each had last.
+struct LentSlots {
+  std::mutex mutex;
+  std::vector<int> idle;
+  std::uint32_t generation[kLentSlots] = {};
+  bool filled = false;
+};
+
+LentSlots& lent_slots() {
+  static auto* instance = new LentSlots;
+  return *instance;
+}
+
+std::atomic<std::uint32_t>& lent_state(int owner, int slot) { return node().table->entries[owner].lent[slot]; }
+
+// Takes an idle slot and posts it at its next generation; false when every slot is lent.
+bool take_lent_slot(int* slot, std::uint32_t* generation) {
+  LentSlots& slots = lent_slots();
+  std::lock_guard<std::mutex> lock(slots.mutex);
+  if (!slots.filled) {
+    for (int i = kLentSlots - 1; i >= 0; --i) slots.idle.push_back(i);
+    slots.filled = true;
+  }
+  if (slots.idle.empty()) return false;
+  *slot = slots.idle.back();
+  slots.idle.pop_back();
+  *generation = ++slots.generation[*slot] & ((1u << (32 - kLentStateBits)) - 1);
+  lent_state(node().slot, *slot).store(lent_word(*generation, kLentPosted), std::memory_order_release);
+  return true;
+}
+
+void give_lent_slot(int slot) {
+  LentSlots& slots = lent_slots();
+  std::lock_guard<std::mutex> lock(slots.mutex);
+  slots.idle.push_back(slot);
 }
 
 // This process's part size for the staged plane: its staging chunk, within what one MPI message
@@ -394,9 +451,13 @@ struct Header {
   // CUDA IPC: where the packed bytes (the direct plane: the user's buffer) are in the sender's
   // allocation.
   std::int64_t offset = 0;
-  // The direct plane: the elements of the sender's datatype, whose layout's bytes follow the header.
+  // The direct plane: the elements of the sender's datatype, whose layout's bytes follow the header,
+  // and the state of the lending in the node table (the sender's entry, its slot and generation).
   std::int64_t count = 0;
   std::uint64_t layout_bytes = 0;
+  std::int32_t lent_owner = -1;
+  std::int32_t lent_slot = -1;
+  std::uint32_t lent_generation = 0;
   std::uint64_t buffer_id = 0;
   std::int32_t pid = 0;
   std::uint64_t base = 0;  // the allocation's address in the sender (a message to itself reads there)
@@ -416,6 +477,9 @@ std::atomic<std::uint32_t> next_transfer{0};
 // message goes from sender to receiver with its number, its release from receiver to sender with
 // the number plus kReleaseTags, so the two directions never match each other's.
 constexpr int kReleaseTags = 16384;
+
+// The byte count of a direct-plane copy's header where the sender could not make the copy.
+constexpr std::int64_t kNoCopy = -1;
 int new_transfer() {
   return static_cast<int>(next_transfer.fetch_add(1, std::memory_order_relaxed) % (kReleaseTags - 1)) + 1;
 }
@@ -619,15 +683,26 @@ int receiving_gpu(int slot) {
   return gpu::device_of(entry.uuids[index]);
 }
 
+// The smallest allocation the direct plane lends: CUDA carves smaller cudaMalloc allocations out
+// of shared 2 MiB blocks, whose IPC handles open one mapping, so a receiver can map only one of
+// them ("resource already mapped", seen in the point-to-point storm test).
+constexpr std::uint64_t kDirectLeastAllocation = std::uint64_t{2} << 20;
+
 // GDDT_IPC=auto's model, from the measurements in performance.md: CUDA IPC wins where the
 // receiver reads across NVLink from another GPU and the library would cross the host twice (two
 // H200s, system Open MPI: from 64 KiB on, 7-36x at 1-4 MiB; awaits_ipc rules out CUDA-aware
 // libraries, whose copy engines and the raw format's sets of packs won windows, 1 MiB: 146 against
 // 53 GB/s). Between ranks sharing one GPU every message's kernels wait for the other process's
-// context (64 KiB to 1 MiB windows 1.7-12x slower than the raw format).
-bool ipc_model_wins(int sender_device, int receiver_slot) {
+// context: a packing sender's windows of 64 KiB to 1 MiB ran 1.7-12x slower than the raw format,
+// while the direct plane (no kernel on the sender) ran 8-30x faster from 1 MiB; so there only sends
+// that may lend their buffer (`lends`) and that are large enough to be lent (whose span fills an
+// allocation the direct plane takes) go through CUDA IPC.
+bool ipc_model_wins(int sender_device, int receiver_slot, bool lends, std::uint64_t bytes) {
   const int receiver_device = receiving_gpu(receiver_slot);
-  return receiver_device >= 0 && receiver_device != sender_device && gpu::can_access_peer(receiver_device, sender_device);
+  if (receiver_device < 0) return false;
+  if (receiver_device == sender_device)
+    return lends && config::settings().peer_direct && bytes >= kDirectLeastAllocation;
+  return gpu::can_access_peer(receiver_device, sender_device);
 }
 
 // Receives of a staged message's parts posted ahead of the one being unpacked.
@@ -929,6 +1004,42 @@ Status receive_staged(Operation& operation, const Header& header, int source, Ch
   return outcome;
 }
 
+// Takes the copy a sender of the direct plane sent instead of lending its buffer (send_copy): its
+// header on the data twin, then the bytes as the CUDA IPC plane or the staged plane has them, of
+// which the first `moved` go into the receive buffer.
+Status receive_copy(Operation& operation, int source, Channel& channel, int transfer, std::int64_t moved) {
+  Header copy;
+  if (PMPI_Recv(&copy, static_cast<int>(sizeof copy), MPI_BYTE, source, transfer, channel.data, MPI_STATUS_IGNORE) !=
+      MPI_SUCCESS)
+    return GDDT_ERR_MPI;
+  if (copy.magic != kMagic || copy.bytes == kNoCopy) return GDDT_ERR_INTERNAL;
+  if (copy.plane == Plane::kStaged) return receive_staged(operation, copy, source, channel, moved);
+  const Status outcome = moved > 0 ? unpack_remote(operation, copy, moved, nullptr) : GDDT_OK;
+  if (PMPI_Send(nullptr, 0, MPI_BYTE, source, kReleaseTags + transfer, channel.data) != MPI_SUCCESS)
+    return GDDT_ERR_MPI;
+  return outcome;
+}
+
+// Resolves a marker of the direct plane: takes the sender's lending (header.lent_*) and reads its
+// buffer (`moved` packed bytes; none: only marks it done), or, where the sender took the buffer
+// back first, takes its copy.
+Status resolve_lent(Operation& operation, const Header& header, const std::vector<char>& bytes, int source,
+                    Channel& channel, std::int64_t moved) {
+  if (bytes.size() != sizeof header + header.layout_bytes || header.lent_owner < 0 ||
+      header.lent_owner >= kMostLocal || header.lent_slot < 0 || header.lent_slot >= kLentSlots)
+    return GDDT_ERR_INTERNAL;
+  Node& n = node();
+  n.table->entries[n.slot].resolved_direct_ns.store(steady_ns(), std::memory_order_relaxed);
+  std::atomic<std::uint32_t>& state = lent_state(header.lent_owner, header.lent_slot);
+  std::uint32_t posted = lent_word(header.lent_generation, kLentPosted);
+  if (!state.compare_exchange_strong(posted, lent_word(header.lent_generation, kLentReading),
+                                     std::memory_order_acq_rel))
+    return receive_copy(operation, source, channel, header.transfer, moved);
+  const Status read = moved > 0 ? read_lent(operation, header, bytes.data() + sizeof header, moved) : GDDT_OK;
+  state.store(lent_word(header.lent_generation, kLentDone), std::memory_order_release);
+  return read;
+}
+
 }  // namespace
 
 // --- setting up and tearing down ---
@@ -1072,7 +1183,7 @@ Route route_for_send(const Message& message, const Call& call, MPI_Comm comm) {
     const int slot = channel->slot_of_rank[static_cast<std::size_t>(call.peer)];
     gpu::DeviceUuid uuid;
     if (gpu::device_uuid(message.kind.device, &uuid) == GDDT_OK && sees_gpu(slot, uuid) &&
-        (config::ipc() == config::Ipc::kOn || ipc_model_wins(message.kind.device, slot)))
+        (config::ipc() == config::Ipc::kOn || ipc_model_wins(message.kind.device, slot, call.lends_buffer, bytes)))
       return Route::kPeerIpc;
   }
   return host_through_gddt() && bytes <= INT_MAX ? Route::kPeerStaged : Route::kForward;
@@ -1111,6 +1222,16 @@ Status queue_ipc_pack(Operation& operation, const Staging& staging, int device, 
   return gpu::stream_wait(stream, meanwhile);
 }
 
+// Names the packed bytes in `staging`, device scratch exported for CUDA IPC, in the header.
+void describe_scratch(const gpu::IpcExport& exported, const Staging& staging, Header* header) {
+  header->plane = Plane::kIpc;
+  header->pid = static_cast<std::int32_t>(getpid());
+  header->buffer_id = exported.buffer_id;
+  header->base = exported.base;
+  header->offset = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(staging.data()) - exported.base);
+  std::memcpy(header->handle, exported.handle, sizeof header->handle);
+}
+
 // The most pieces of a layout that travels in the header of the direct plane: beyond, the sender
 // packs (a piece is 144 bytes).
 constexpr std::size_t kDirectMostPieces = 64;
@@ -1126,7 +1247,8 @@ bool lends_user_buffer(const Operation& operation, gpu::IpcExport* lent, std::ve
       message.kind.type != GDDT_MEMORY_DEVICE || library_cuda_aware())
     return false;
   const char* first = static_cast<const char*>(message.buffer) + message.span_lb();
-  return export_of(first, lent) == GDDT_OK && type::encode_layout(*message.layout, kDirectMostPieces, wire);
+  return export_of(first, lent) == GDDT_OK && lent->size >= kDirectLeastAllocation &&
+         type::encode_layout(*message.layout, kDirectMostPieces, wire);
 }
 
 // What the user queued on the legacy default stream before the call is done, so that the receiver
@@ -1138,14 +1260,18 @@ Status user_work_done(int device) {
   return idle ? GDDT_OK : gpu::stream_synchronize(gpu::legacy_stream());
 }
 
-// Posts the header of the direct plane, with the sender's layout after it, and the receive of the
-// release, which completes the send.
+// Posts the header of the direct plane, with the sender's layout after it: the receiver may read
+// the user's buffer from now on until the send settles the lending (finish_send).
 Status post_lent(Operation& operation, Channel& channel, Header& header, const gpu::IpcExport& lent,
-                 const std::vector<char>& wire) {
+                 const std::vector<char>& wire, int slot, std::uint32_t generation) {
   PeerSend& send = *operation.peer;
   const Message& message = operation.message;
-  GDDT_CHECK(gpu::device_uuid(lent.device, &header.uuid));
-  GDDT_CHECK(user_work_done(message.kind.device));
+  Status ready = gpu::device_uuid(lent.device, &header.uuid);
+  if (!is_error(ready)) ready = user_work_done(message.kind.device);
+  if (is_error(ready)) {
+    give_lent_slot(slot);
+    return ready;
+  }
   header.plane = Plane::kDirect;
   header.pid = static_cast<std::int32_t>(getpid());
   header.buffer_id = lent.buffer_id;
@@ -1153,37 +1279,120 @@ Status post_lent(Operation& operation, Channel& channel, Header& header, const g
   header.offset = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(message.buffer) - lent.base);
   header.count = message.count;
   header.layout_bytes = wire.size();
+  header.lent_owner = node().slot;
+  header.lent_slot = slot;
+  header.lent_generation = generation;
   std::memcpy(header.handle, lent.handle, sizeof header.handle);
-  header.transfer = new_transfer();
+  header.transfer = send.transfer = new_transfer();
   send.header.resize(sizeof header + wire.size());
   std::memcpy(send.header.data(), &header, sizeof header);
   std::memcpy(send.header.data() + sizeof header, wire.data(), wire.size());
-  if (PMPI_Irecv(nullptr, 0, MPI_BYTE, send.dest, kReleaseTags + header.transfer, channel.data, &send.release) !=
-      MPI_SUCCESS)
-    return GDDT_ERR_MPI;
-  send.direct = true;
   if (PMPI_Isend(send.header.data(), static_cast<int>(send.header.size()), MPI_BYTE, send.dest, send.tag,
-                 channel.headers, &send.header_request) != MPI_SUCCESS)
+                 channel.headers, &send.header_request) != MPI_SUCCESS) {
+    give_lent_slot(slot);
     return GDDT_ERR_MPI;
+  }
+  send.lent = true;
+  send.lent_slot = slot;
+  send.lent_generation = generation;
+  send.receiver_slot = channel.slot_of_rank[static_cast<std::size_t>(send.dest)];
+  send.lent_message = message;
+  send.lent_comm = operation.comm;
   counters::add(counters::Counter::kPeerDirectSends, 1);
+  return GDDT_OK;
+}
+
+// The direct plane's way back where the send completes before its receiver began to read: the
+// message packed now into device scratch of the transfer's own, exposed as the CUDA IPC plane does
+// (until the receiver's release), or in host staging sent as one data message where no exportable
+// scratch can be had; the copy's header goes first, on the data twin with the transfer's tag. The
+// receiver waits for that header, so it goes whatever happens: without bytes (kNoCopy) where the
+// copy could not be made.
+Status send_copy(PeerSend& send) {
+  Channel* channel = channel_of(send.lent_comm);
+  if (channel == nullptr) return GDDT_ERR_INTERNAL;
+  const Message& message = send.lent_message;
+  Header header;
+  header.bytes = message.bytes();
+  header.transfer = send.transfer;
+  auto staging = std::make_shared<Staging>();
+  Route route = Route::kDeviceStaged;
+  gpu::IpcExport exported;
+  Status made = staging->acquire(&route, message.kind.device, header.bytes);
+  const bool exportable = !is_error(made) && route == Route::kDeviceStaged &&
+                          export_of(staging->data(), &exported) == GDDT_OK &&
+                          gpu::device_uuid(exported.device, &header.uuid) == GDDT_OK;
+  if (!is_error(made)) {
+    counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
+    made = pack_message(message, *staging, {});
+  }
+  if (is_error(made)) {
+    header.plane = Plane::kStaged;
+    header.bytes = kNoCopy;
+  } else if (exportable) {
+    describe_scratch(exported, *staging, &header);
+  } else {
+    header.plane = Plane::kStaged;
+    header.part = header.bytes;
+  }
+  Pending copy_header;
+  copy_header.bytes.resize(sizeof header);
+  std::memcpy(copy_header.bytes.data(), &header, sizeof header);
+  if (PMPI_Isend(copy_header.bytes.data(), static_cast<int>(sizeof header), MPI_BYTE, send.dest, header.transfer,
+                 channel->data, &copy_header.request) != MPI_SUCCESS)
+    return GDDT_ERR_MPI;
+  linger(std::move(copy_header));
+  if (is_error(made)) return made;
+  Pending pending;
+  pending.staging = std::move(staging);
+  if (exportable) {
+    if (PMPI_Irecv(nullptr, 0, MPI_BYTE, send.dest, kReleaseTags + header.transfer, channel->data,
+                   &pending.request) != MPI_SUCCESS)
+      return GDDT_ERR_MPI;
+    pending.scratch_held = header.bytes;
+    scratch_held_for_ipc.fetch_add(header.bytes);
+  } else if (PMPI_Isend(pending.staging->data(), static_cast<int>(header.bytes), MPI_BYTE, send.dest, header.transfer,
+                        channel->data, &pending.request) != MPI_SUCCESS) {
+    return GDDT_ERR_MPI;
+  }
+  linger(std::move(pending));
+  counters::add(counters::Counter::kPeerDirectCopies, 1);
+  return GDDT_OK;
+}
+
+// Ends a send's lending of its buffer (the direct plane) before the send completes: waits while
+// the receiver reads it; where the receiver has not begun, waits up to GDDT_PEER_DIRECT_PATIENCE
+// microseconds for it to, if it resolved a marker of the direct plane within that time before;
+// else takes the buffer back and sends a copy (send_copy). Every wait is bounded by the patience or
+// by a read under way, never by the receiver's next MPI call, so no program MPI lets finish hangs.
+Status settle_lent(PeerSend& send) {
+  send.lent = false;
+  std::atomic<std::uint32_t>& state = lent_state(node().slot, send.lent_slot);
+  const auto patience = static_cast<std::int64_t>(config::settings().peer_direct_patience) * 1000;
+  const std::int64_t start = steady_ns();
+  const bool receiver_active =
+      start - node().table->entries[send.receiver_slot].resolved_direct_ns.load(std::memory_order_relaxed) <= patience;
+  const std::int64_t deadline = receiver_active ? start + patience : start;
+  const std::uint32_t posted = lent_word(send.lent_generation, kLentPosted);
+  for (;;) {
+    std::uint32_t now = state.load(std::memory_order_acquire);
+    if (now == lent_word(send.lent_generation, kLentDone)) break;
+    if (now == posted && steady_ns() >= deadline &&
+        state.compare_exchange_strong(now, lent_word(send.lent_generation, kLentCopied), std::memory_order_acq_rel)) {
+      give_lent_slot(send.lent_slot);
+      return send_copy(send);
+    }
+    sched_yield();
+  }
+  give_lent_slot(send.lent_slot);
   return GDDT_OK;
 }
 
 }  // namespace
 
-Status wait_for_release(PeerSend& send) {
-  // Polled, so that this process's own held releases and lingering sends move on meanwhile: a peer
-  // may be waiting for them.
-  for (;;) {
-    int done = 0;
-    if (PMPI_Test(&send.release, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return GDDT_ERR_MPI;
-    if (done) return GDDT_OK;
-    progress();
-  }
-}
-
 Status finish_send(PeerSend& send) {
-  if (send.packing == nullptr) return GDDT_OK;
+  const Status lent = send.lent ? settle_lent(send) : GDDT_OK;
+  if (send.packing == nullptr) return lent;
   counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
   const Status done = gpu::stream_synchronize(send.packing);
   send.packing = nullptr;
@@ -1205,7 +1414,10 @@ Status post_header(Operation& operation) {
   {
     gpu::IpcExport lent;
     std::vector<char> wire;
-    if (lends_user_buffer(operation, &lent, &wire)) return post_lent(operation, *channel, header, lent, wire);
+    int slot = -1;
+    std::uint32_t generation = 0;
+    if (lends_user_buffer(operation, &lent, &wire) && take_lent_slot(&slot, &generation))
+      return post_lent(operation, *channel, header, lent, wire, slot, generation);
   }
   auto staging = std::make_shared<Staging>();
   Route route = Route::kHostStaged;
@@ -1220,12 +1432,7 @@ Status post_header(Operation& operation) {
                  gpu::device_uuid(exported.device, &header.uuid) == GDDT_OK;
   }
   if (exportable) {
-    header.plane = Plane::kIpc;
-    header.pid = static_cast<std::int32_t>(getpid());
-    header.buffer_id = exported.buffer_id;
-    header.base = exported.base;
-    header.offset = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(staging->data()) - exported.base);
-    std::memcpy(header.handle, exported.handle, sizeof header.handle);
+    describe_scratch(exported, *staging, &header);
   } else if (operation.route == Route::kPeerInline) {
     header.plane = Plane::kInline;
   } else {  // kPeerStaged
@@ -1340,19 +1547,9 @@ Status resolve(Operation& operation, const MPI_Status& status, bool* handled, gp
     case Plane::kStaged:
       outcome = receive_staged(operation, header, status.MPI_SOURCE, *channel, truncated ? 0 : moved);
       break;
-    case Plane::kDirect: {
-      // The sender waits for the release whatever became of the data.
-      if (bytes.size() != sizeof header + header.layout_bytes) {
-        outcome = GDDT_ERR_INTERNAL;
-      } else if (!truncated && moved > 0) {
-        outcome = read_lent(operation, header, bytes.data() + sizeof header, moved);
-      }
-      counters::Stopwatch releasing(counters::Counter::kPeerRecvReleaseNs);
-      if (PMPI_Send(nullptr, 0, MPI_BYTE, status.MPI_SOURCE, kReleaseTags + header.transfer, channel->data) !=
-          MPI_SUCCESS)
-        return GDDT_ERR_MPI;
+    case Plane::kDirect:
+      outcome = resolve_lent(operation, header, bytes, status.MPI_SOURCE, *channel, truncated ? 0 : moved);
       break;
-    }
     default:
       return GDDT_ERR_INTERNAL;
   }
@@ -1389,10 +1586,6 @@ void correct_probe(MPI_Comm comm, MPI_Status* status) {
 // A send's header and marker may still be in flight when its operation is done (the receiver took
 // the message; the library completes them at a later call).
 PeerSend::~PeerSend() {
-  if (release != MPI_REQUEST_NULL) {  // the marker never left
-    PMPI_Cancel(&release);
-    PMPI_Request_free(&release);
-  }
   peers::finish_send(*this);
   peers::linger(&header_request, &header);
 }

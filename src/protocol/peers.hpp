@@ -68,14 +68,15 @@ Route route_for_send(const Message& message, const Call& call, MPI_Comm comm);
 // twin) and posts the header, and the data message or the receive of the release. The library then
 // posts the marker in the user's mode, so the send completes as that mode says while the staging
 // lives on until the receiver is done with it (progress()). Where the send lends its buffer
-// (Call::lends_buffer) and CUDA IPC can export it, nothing is packed: the header carries the
-// buffer's handle and layout, and the send (send.direct) completes with the release, which the
-// caller's request becomes.
+// (Call::lends_buffer, GDDT_PEER_DIRECT) and CUDA IPC can export it, nothing is packed: the header
+// carries the buffer's handle and layout, and the receiver reads the buffer itself unless the send
+// completes first (finish_send).
 Status post_header(Operation& operation);
 
 // Waits for what a send's post_header left the GPU doing with the user's buffer (the pack of a
-// message read through CUDA IPC): the send is complete only once it is done. Called when the send's
-// request completes and when its operation ends.
+// message read through CUDA IPC), and ends the lending of the buffer (the direct plane: waiting
+// for a read under way, or sending a copy): the send is complete only once it is done. Called when
+// the send's request completes and when its operation ends.
 Status finish_send(PeerSend& send);
 
 // Resolves a marker that completed `operation` (a watched receive) with `status`: moves the data it
@@ -88,10 +89,6 @@ Status resolve(Operation& operation, const MPI_Status& status, bool* handled, gp
 // Tells senders whose bytes the unpacks left running by resolve() have read, for those done by now:
 // call after synchronizing the streams it returned.
 void release_unpacked();
-
-// Waits for the receiver's release of a send of the direct plane (PeerSend::direct) posted by a
-// blocking call, letting gddt's own held work progress meanwhile.
-Status wait_for_release(PeerSend& send);
 
 // A probe that found a marker reports the size of the message it stands for.
 void correct_probe(MPI_Comm comm, MPI_Status* status);

@@ -45,10 +45,14 @@ struct PeerSend {
   // The stream where the pack of the user's buffer may still run (CUDA IPC), until finish_send.
   gpu::Stream packing = nullptr;
   bool lends_buffer = false;  // Call::lends_buffer
-  // The receiver reads the user's buffer itself (the direct plane): the send is complete when
-  // `release` (the receive of the receiver's release, until the user's request takes it) is.
-  bool direct = false;
-  MPI_Request release = MPI_REQUEST_NULL;
+  // The direct plane (peers.cpp): the receiver may read the user's buffer itself until the send
+  // settles its lending in `lent_slot` of the node table (finish_send).
+  bool lent = false;
+  int lent_slot = -1;
+  std::uint32_t lent_generation = 0;
+  int receiver_slot = -1;  // the receiver's process in the node table
+  Message lent_message;
+  MPI_Comm lent_comm = MPI_COMM_NULL;
   PeerSend() = default;
   PeerSend(const PeerSend&) = delete;
   PeerSend& operator=(const PeerSend&) = delete;

@@ -27,8 +27,8 @@ struct Call {
   // Sends: the destination and tag (the peer protocol's header goes there too).
   int peer = MPI_PROC_NULL;
   int tag = 0;
-  // Sends: the send's request may complete only once the receiver is done with the user's buffer
-  // (blocking and nonblocking sends; not buffered, persistent or exchange ones).
+  // Sends: the receiver may read the user's buffer until the send completes (blocking and
+  // nonblocking sends; not buffered, persistent or exchange ones, which complete apart from it).
   bool lends_buffer = false;
 };
 
