@@ -9,7 +9,8 @@
 # (default: the first four; tests includes fortran, the Fortran programs on every memory kind)
 # fuzz: the differential pack fuzzer with every buffer of a random memory kind, FUZZ_TYPES
 # types (default 100000) spread over FUZZ_RANKS ranks (default 4) on each MPI stack, seed printed.
-# peers: the point-to-point suite on device, managed, pinned and mixed memory with CUDA IPC on (one
+# peers: the point-to-point suite on device, managed, pinned and mixed memory with CUDA IPC on
+# (GDDT_IPC=on: the direct plane where a send lends its buffer, else the sender's scratch; one
 # rank per GPU where there are two), then the point-to-point benchmark's vector and 3-D subarray cases and the
 # halo exchange with the peer protocol and CUDA IPC (GDDT_PEERS=auto GDDT_IPC=on) and with the
 # raw format (GDDT_PEERS=off), on each stack, with the device copy as ceiling (cudaMemcpyPeer
