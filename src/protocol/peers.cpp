@@ -100,10 +100,12 @@ Node& node() {
 
 // This process's lent slots (the direct plane) not in use, and the generation each had last.
 struct LentSlots {
+  LentSlots() {
+    for (int i = kLentSlots - 1; i >= 0; --i) idle.push_back(i);
+  }
   std::mutex mutex;
   std::vector<int> idle;
   std::uint32_t generation[kLentSlots] = {};
-  bool filled = false;
 };
 
 LentSlots& lent_slots() {
@@ -117,10 +119,6 @@ std::atomic<std::uint32_t>& lent_state(int owner, int slot) { return node().tabl
 bool take_lent_slot(int* slot, std::uint32_t* generation) {
   LentSlots& slots = lent_slots();
   std::lock_guard<std::mutex> lock(slots.mutex);
-  if (!slots.filled) {
-    for (int i = kLentSlots - 1; i >= 0; --i) slots.idle.push_back(i);
-    slots.filled = true;
-  }
   if (slots.idle.empty()) return false;
   *slot = slots.idle.back();
   slots.idle.pop_back();
@@ -477,12 +475,12 @@ std::atomic<std::uint32_t> next_transfer{0};
 // message goes from sender to receiver with its number, its release from receiver to sender with
 // the number plus kReleaseTags, so the two directions never match each other's.
 constexpr int kReleaseTags = 16384;
-
-// The byte count of a direct-plane copy's header where the sender could not make the copy.
-constexpr std::int64_t kNoCopy = -1;
 int new_transfer() {
   return static_cast<int>(next_transfer.fetch_add(1, std::memory_order_relaxed) % (kReleaseTags - 1)) + 1;
 }
+
+// The byte count of a direct-plane copy's header where the sender could not make the copy.
+constexpr std::int64_t kNoCopy = -1;
 
 // --- CUDA IPC caches ---
 
@@ -1222,14 +1220,42 @@ Status queue_ipc_pack(Operation& operation, const Staging& staging, int device, 
   return gpu::stream_wait(stream, meanwhile);
 }
 
-// Names the packed bytes in `staging`, device scratch exported for CUDA IPC, in the header.
-void describe_scratch(const gpu::IpcExport& exported, const Staging& staging, Header* header) {
-  header->plane = Plane::kIpc;
+// Names in the header what the receiver maps through CUDA IPC: the exported allocation (its GPU,
+// handle and id) and where `at` lies in it.
+Status name_in_export(const gpu::IpcExport& exported, const void* at, Header* header) {
+  GDDT_CHECK(gpu::device_uuid(exported.device, &header->uuid));
   header->pid = static_cast<std::int32_t>(getpid());
   header->buffer_id = exported.buffer_id;
   header->base = exported.base;
-  header->offset = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(staging.data()) - exported.base);
+  header->offset = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(at) - exported.base);
   std::memcpy(header->handle, exported.handle, sizeof header->handle);
+  return GDDT_OK;
+}
+
+// Exposes the packed bytes in `staging` through CUDA IPC (the header's plane and names); false
+// where the staging is not device scratch CUDA IPC exports.
+bool expose_scratch(const Staging& staging, Header* header) {
+  gpu::IpcExport exported;
+  if (staging.kind().type != GDDT_MEMORY_DEVICE || export_of(staging.data(), &exported) != GDDT_OK ||
+      name_in_export(exported, staging.data(), header) != GDDT_OK)
+    return false;
+  header->plane = Plane::kIpc;
+  return true;
+}
+
+// Keeps the scratch of a message exposed through CUDA IPC until the receiver's release.
+Status hold_until_release(Channel& channel, int dest, const Header& header, std::shared_ptr<Staging> staging,
+                          PackEvent pack_event) {
+  Pending pending;
+  if (PMPI_Irecv(nullptr, 0, MPI_BYTE, dest, kReleaseTags + header.transfer, channel.data, &pending.request) !=
+      MPI_SUCCESS)
+    return GDDT_ERR_MPI;
+  pending.scratch_held = header.bytes;
+  scratch_held_for_ipc.fetch_add(header.bytes);
+  pending.pack_event = pack_event;
+  pending.staging = std::move(staging);
+  linger(std::move(pending));
+  return GDDT_OK;
 }
 
 // The most pieces of a layout that travels in the header of the direct plane: beyond, the sender
@@ -1266,23 +1292,18 @@ Status post_lent(Operation& operation, Channel& channel, Header& header, const g
                  const std::vector<char>& wire, int slot, std::uint32_t generation) {
   PeerSend& send = *operation.peer;
   const Message& message = operation.message;
-  Status ready = gpu::device_uuid(lent.device, &header.uuid);
+  Status ready = name_in_export(lent, message.buffer, &header);
   if (!is_error(ready)) ready = user_work_done(message.kind.device);
   if (is_error(ready)) {
     give_lent_slot(slot);
     return ready;
   }
   header.plane = Plane::kDirect;
-  header.pid = static_cast<std::int32_t>(getpid());
-  header.buffer_id = lent.buffer_id;
-  header.base = lent.base;
-  header.offset = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(message.buffer) - lent.base);
   header.count = message.count;
   header.layout_bytes = wire.size();
   header.lent_owner = node().slot;
   header.lent_slot = slot;
   header.lent_generation = generation;
-  std::memcpy(header.handle, lent.handle, sizeof header.handle);
   header.transfer = send.transfer = new_transfer();
   send.header.resize(sizeof header + wire.size());
   std::memcpy(send.header.data(), &header, sizeof header);
@@ -1317,21 +1338,16 @@ Status send_copy(PeerSend& send) {
   header.transfer = send.transfer;
   auto staging = std::make_shared<Staging>();
   Route route = Route::kDeviceStaged;
-  gpu::IpcExport exported;
   Status made = staging->acquire(&route, message.kind.device, header.bytes);
-  const bool exportable = !is_error(made) && route == Route::kDeviceStaged &&
-                          export_of(staging->data(), &exported) == GDDT_OK &&
-                          gpu::device_uuid(exported.device, &header.uuid) == GDDT_OK;
   if (!is_error(made)) {
     counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
     made = pack_message(message, *staging, {});
   }
+  const bool exposed = !is_error(made) && expose_scratch(*staging, &header);
   if (is_error(made)) {
     header.plane = Plane::kStaged;
     header.bytes = kNoCopy;
-  } else if (exportable) {
-    describe_scratch(exported, *staging, &header);
-  } else {
+  } else if (!exposed) {
     header.plane = Plane::kStaged;
     header.part = header.bytes;
   }
@@ -1343,19 +1359,16 @@ Status send_copy(PeerSend& send) {
     return GDDT_ERR_MPI;
   linger(std::move(copy_header));
   if (is_error(made)) return made;
-  Pending pending;
-  pending.staging = std::move(staging);
-  if (exportable) {
-    if (PMPI_Irecv(nullptr, 0, MPI_BYTE, send.dest, kReleaseTags + header.transfer, channel->data,
-                   &pending.request) != MPI_SUCCESS)
+  if (exposed) {
+    GDDT_CHECK(hold_until_release(*channel, send.dest, header, std::move(staging), PackEvent{}));
+  } else {
+    Pending pending;
+    if (PMPI_Isend(staging->data(), static_cast<int>(header.bytes), MPI_BYTE, send.dest, header.transfer,
+                   channel->data, &pending.request) != MPI_SUCCESS)
       return GDDT_ERR_MPI;
-    pending.scratch_held = header.bytes;
-    scratch_held_for_ipc.fetch_add(header.bytes);
-  } else if (PMPI_Isend(pending.staging->data(), static_cast<int>(header.bytes), MPI_BYTE, send.dest, header.transfer,
-                        channel->data, &pending.request) != MPI_SUCCESS) {
-    return GDDT_ERR_MPI;
+    pending.staging = std::move(staging);
+    linger(std::move(pending));
   }
-  linger(std::move(pending));
   counters::add(counters::Counter::kPeerDirectCopies, 1);
   return GDDT_OK;
 }
@@ -1422,21 +1435,16 @@ Status post_header(Operation& operation) {
   auto staging = std::make_shared<Staging>();
   Route route = Route::kHostStaged;
   if (operation.route == Route::kPeerIpc) route = Route::kDeviceStaged;
-  gpu::IpcExport exported;
-  bool exportable = false;
+  bool exposed = false;
   {
     counters::Stopwatch staging_time(counters::Counter::kPeerSendStagingNs);
     GDDT_CHECK(staging->acquire(&route, message.kind.device, header.bytes));
-    exportable = operation.route == Route::kPeerIpc && route == Route::kDeviceStaged &&
-                 export_of(staging->data(), &exported) == GDDT_OK &&
-                 gpu::device_uuid(exported.device, &header.uuid) == GDDT_OK;
+    exposed = operation.route == Route::kPeerIpc && expose_scratch(*staging, &header);
   }
-  if (exportable) {
-    describe_scratch(exported, *staging, &header);
-  } else if (operation.route == Route::kPeerInline) {
+  if (!exposed && operation.route == Route::kPeerInline) {
     header.plane = Plane::kInline;
-  } else {  // kPeerStaged
-    header.plane = Plane::kStaged;  // also where no exportable device scratch could be had
+  } else if (!exposed) {  // kPeerStaged, or no exportable device scratch could be had
+    header.plane = Plane::kStaged;
     header.part = std::min(agreed_staged_part(*channel, send.dest), header.bytes);
   }
   // The staged plane packs part by part after the header, each part sent as soon as it is packed;
@@ -1444,7 +1452,7 @@ Status post_header(Operation& operation) {
   PackEvent pack_event;
   if (header.plane == Plane::kIpc) {
     counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
-    GDDT_CHECK(queue_ipc_pack(operation, *staging, exported.device, &header, &pack_event));
+    GDDT_CHECK(queue_ipc_pack(operation, *staging, staging->kind().device, &header, &pack_event));
   } else if (header.plane != Plane::kStaged) {
     counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
     GDDT_CHECK(pack_message(message, *staging, meanwhile_for(operation)));
@@ -1458,15 +1466,7 @@ Status post_header(Operation& operation) {
                  channel->headers, &send.header_request) != MPI_SUCCESS)
     return GDDT_ERR_MPI;
   if (header.plane == Plane::kIpc) {
-    Pending pending;
-    if (PMPI_Irecv(nullptr, 0, MPI_BYTE, send.dest, kReleaseTags + header.transfer, channel->data,
-                   &pending.request) != MPI_SUCCESS)
-      return GDDT_ERR_MPI;
-    pending.scratch_held = header.bytes;
-    scratch_held_for_ipc.fetch_add(header.bytes);
-    pending.pack_event = pack_event;
-    pending.staging = std::move(staging);
-    linger(std::move(pending));
+    GDDT_CHECK(hold_until_release(*channel, send.dest, header, std::move(staging), pack_event));
   } else if (header.plane == Plane::kStaged) {
     const gpu::WhileWaiting meanwhile = meanwhile_for(operation);
     for (std::int64_t offset = 0; offset < header.bytes; offset += header.part) {
