@@ -160,8 +160,9 @@ int ready_to_post(int prepared, Side* side) {
 }
 
 int prepare_send(bool cpu_copied, const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                 Side* side) {
-  const Call call{Operation::Kind::kSend, cpu_copied, false, dest, tag};
+                 Side* side, bool lends_buffer = false) {
+  Call call{Operation::Kind::kSend, cpu_copied, false, dest, tag};
+  call.lends_buffer = lends_buffer;
   return ready_to_post(prepare(call, buf, count, datatype, dest, comm, side), side);
 }
 
@@ -447,9 +448,7 @@ int send(BlockingSend call, bool buffered, const void* buf, int count, MPI_Datat
          MPI_Comm comm) {
   const BlockingCall blocking;
   Side side;
-  Call asked{Operation::Kind::kSend, buffered, false, dest, tag};
-  asked.lends_buffer = !buffered;
-  int rc = ready_to_post(prepare(asked, buf, count, datatype, dest, comm, &side), &side);
+  int rc = prepare_send(buffered, buf, count, datatype, dest, tag, comm, &side, !buffered);
   if (rc != MPI_SUCCESS) return rc;
   rc = call(side.buffer, side.count, side.datatype, dest, tag, comm);
   if (rc != MPI_SUCCESS || !side.operation || !side.operation->peer) return rc;
