@@ -8,6 +8,9 @@
 //   manual pack          what a program does today: clEnqueueReadBuffer of the typed span (true
 //                        lb to true ub), then the library's MPI_Pack on the host copy
 //   read                 clEnqueueReadBuffer of the packed size, the copy roofline
+//   cuda pack / unpack   the same MPI_Pack / MPI_Unpack of the same bytes in a cudaMalloc buffer
+//                        (gddt's CUDA backend on the same GPU where NVIDIA's OpenCL runs), in
+//                        builds with CUDA and where a CUDA device answers; "-" elsewhere
 // as GB/s of packed bytes. Every result is checked once against the library's MPI_Pack of a
 // host copy. Run as one MPI rank: gddt-bench-opencl-pack [--max-bytes 16M] [--runs 9]
 // Exits 1 when a result is wrong, 77 without an OpenCL device.
@@ -28,9 +31,49 @@
 #include "gddt/gddt_mpi.h"
 #include "opencl_cases.hpp"
 
+#if GDDT_BENCH_CUDA
+#include <cuda_runtime.h>
+#endif
+
 namespace {
 
 using namespace opencl_bench;
+
+// The same typed bytes in CUDA device memory, for the CUDA backend's columns; empty where this
+// build or machine has no CUDA device.
+class CudaTwin {
+ public:
+  explicit CudaTwin(const std::vector<unsigned char>& host) {
+#if GDDT_BENCH_CUDA
+    if (cudaMalloc(&device_, host.size()) != cudaSuccess) {
+      device_ = nullptr;
+      cudaGetLastError();
+      return;
+    }
+    cudaMemcpy(device_, host.data(), host.size(), cudaMemcpyHostToDevice);
+#else
+    (void)host;
+#endif
+  }
+  ~CudaTwin() {
+#if GDDT_BENCH_CUDA
+    if (device_ != nullptr) cudaFree(device_);
+#endif
+  }
+  CudaTwin(const CudaTwin&) = delete;
+  CudaTwin& operator=(const CudaTwin&) = delete;
+  void* data() const { return device_; }
+
+ private:
+  void* device_ = nullptr;
+};
+
+std::string rate_or_dash(double gb, double seconds) {
+  if (seconds <= 0) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", gb / seconds);
+  return text;
+}
 
 int run(int argc, char** argv) {
   std::int64_t max_bytes = 16 << 20;
@@ -49,8 +92,8 @@ int run(int argc, char** argv) {
   cl_int error = CL_SUCCESS;
   std::printf("gddt-bench-opencl-pack: %s / %s, median of %d runs, GB/s of packed bytes\n\n", device.platform_name,
               device.device_name, runs);
-  std::printf("%-9s %9s %10s | %10s %10s | %11s | %8s\n", "case", "block", "packed", "gddt pack", "gddt unpack",
-              "manual pack", "read");
+  std::printf("%-9s %9s %10s | %10s %10s | %11s | %8s | %9s %11s\n", "case", "block", "packed", "gddt pack",
+              "gddt unpack", "manual pack", "read", "cuda pack", "cuda unpack");
 
   bool all_right = true;
   for (std::int64_t packed = 4 << 10; packed <= max_bytes; packed *= 8) {
@@ -107,9 +150,30 @@ int run(int argc, char** argv) {
       const double read = median_seconds(runs, [&] {
         clEnqueueReadBuffer(queue, buffer, CL_TRUE, 0, expected.size(), packed_bytes.data(), 0, nullptr, nullptr);
       });
+      double cuda_pack = 0, cuda_unpack = 0;
+      const CudaTwin twin(host);
+      if (twin.data() != nullptr) {
+        std::fill(packed_bytes.begin(), packed_bytes.end(), 0);
+        position = 0;
+        MPI_Pack(twin.data(), 1, c.type, packed_bytes.data(), size, &position, MPI_COMM_WORLD);
+        if (packed_bytes != expected) {
+          std::printf("WRONG: %s of %s packs other bytes from CUDA memory than the library\n", c.name.c_str(),
+                      human(c.packed).c_str());
+          all_right = false;
+        }
+        cuda_pack = median_seconds(runs, [&] {
+          int at = 0;
+          MPI_Pack(twin.data(), 1, c.type, packed_bytes.data(), size, &at, MPI_COMM_WORLD);
+        });
+        cuda_unpack = median_seconds(runs, [&] {
+          int at = 0;
+          MPI_Unpack(expected.data(), size, &at, twin.data(), 1, c.type, MPI_COMM_WORLD);
+        });
+      }
       const double gb = static_cast<double>(c.packed) / 1e9;
-      std::printf("%-9s %9s %10s | %10.2f %10.2f | %11.2f | %8.2f\n", c.name.c_str(), human(c.block).c_str(),
-                  human(c.packed).c_str(), gb / pack, gb / unpack, gb / manual, gb / read);
+      std::printf("%-9s %9s %10s | %10.2f %10.2f | %11.2f | %8.2f | %9s %11s\n", c.name.c_str(),
+                  human(c.block).c_str(), human(c.packed).c_str(), gb / pack, gb / unpack, gb / manual, gb / read,
+                  rate_or_dash(gb, cuda_pack).c_str(), rate_or_dash(gb, cuda_unpack).c_str());
       MPI_Type_free(&declared);
       MPI_Type_free(&c.type);
       clReleaseMemObject(buffer);
