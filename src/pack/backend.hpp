@@ -99,6 +99,12 @@ struct Backend {
   // the current device now. CUDA loads a kernel lazily at its first launch, and that load waits
   // for every kernel running on the device: one waiting on gddt would never let it finish.
   Status (*load)();
+  // Optional (null where a backend has none; callers then pack and unpack through a buffer):
+  // moves the packed bytes of window `from` of `from_typed` straight into window `to` (of equal
+  // length) of `to_typed`, as a pack then an unpack would, queued on `stream`. *served is false
+  // where it declines; it has then queued nothing.
+  Status (*transcribe)(const Window& from, const void* from_typed, const Window& to, void* to_typed,
+                       gpu::Stream stream, bool* served);
 };
 
 }  // namespace gddt::pack

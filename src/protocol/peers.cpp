@@ -920,10 +920,11 @@ Status remote_layout(const char* wire, std::size_t size, std::shared_ptr<const t
 
 // Moves the first `bytes` packed bytes of the sender's own buffer (the direct plane), mapped here
 // through CUDA IPC, into the receive buffer on the GPU that reads (reading_gpu), and returns once
-// they are in place: one kernel where either side is contiguous (the pack of the sender's layout
-// into the receive buffer, or the unpack of the receive's layout out of the sender's bytes), else
-// a pack into device scratch here and an unpack out of it; through host staging where the receive
-// buffer is out of that GPU's reach.
+// they are in place: one kernel (the pack of the sender's layout into a contiguous receive
+// buffer, the unpack of the receive's layout out of the sender's contiguous bytes, or the
+// backend's transcribe from one layout into the other), else a pack into device scratch here and
+// an unpack out of it (where transcribe declines); through host staging where the receive buffer
+// is out of that GPU's reach.
 Status read_lent(Operation& operation, const Header& header, const char* wire, std::int64_t bytes) {
   Message theirs;
   GDDT_CHECK(remote_layout(wire, static_cast<std::size_t>(header.layout_bytes), &theirs.layout));
@@ -940,10 +941,17 @@ Status read_lent(Operation& operation, const Header& header, const char* wire, s
   GDDT_CHECK(gpu::library_stream(device, &stream));
   const pack::Backend& backend = within(GDDT_MEMORY_DEVICE);
   const pack::Window from{theirs.layout.get(), theirs.count, 0, bytes};
+  const pack::Window to{message.layout.get(), message.count, 0, bytes};
   const bool reachable = writes_directly(message, device);
-  Staging scratch;
+  bool served = false;
   if (reachable && message.contiguous()) {
     GDDT_CHECK(backend.pack(from, theirs.buffer, message.first_byte(), stream));
+    served = true;
+  } else if (reachable && !theirs.contiguous() && backend.transcribe != nullptr) {
+    GDDT_CHECK(backend.transcribe(from, theirs.buffer, to, message.buffer, stream, &served));
+  }
+  Staging scratch;
+  if (served) {
     GDDT_CHECK(gpu::stream_synchronize(stream));
   } else {
     const void* packed = theirs.contiguous() ? theirs.first_byte() : nullptr;
@@ -955,8 +963,7 @@ Status read_lent(Operation& operation, const Header& header, const char* wire, s
       packed = scratch.data();
     }
     if (reachable) {
-      GDDT_CHECK(backend.unpack(pack::Window{message.layout.get(), message.count, 0, bytes}, message.buffer, packed,
-                                stream));
+      GDDT_CHECK(backend.unpack(to, message.buffer, packed, stream));
       GDDT_CHECK(gpu::stream_synchronize(stream));
     } else {
       GDDT_CHECK(land_and_unpack(operation, packed, bytes, stream));

@@ -130,6 +130,24 @@ struct SetEnv : CudaEnv {
   bool unpacking_ = false;
 };
 
+// Typed-to-typed moves by the backend's transcribe; a window it declines (a block-list table
+// beyond shared memory) is packed into scratch and unpacked, as the protocol does, and counted.
+struct TranscribeEnv : CudaEnv {
+  TranscribeEnv(Buffer* typed_buffer_, Buffer* packed_buffer_, cudaStream_t s)
+      : CudaEnv(typed_buffer_, packed_buffer_, s), scratch(MemoryKind::kDevice, 16 << 20) {}
+  Buffer scratch;
+  Status transcribe(const pack::Window& from, const void* from_typed, const pack::Window& to, void* to_typed) {
+    if (from.length > 0) ++windows;
+    bool served = false;
+    GDDT_CHECK(cuda_backend().transcribe(from, from_typed, to, to_typed, stream, &served));
+    if (served) return GDDT_OK;
+    ++declined;
+    const pack::Window packed_from{from.layout, from.count, from.offset, from.length};
+    GDDT_CHECK(cuda_backend().pack(packed_from, from_typed, scratch.data(), stream));
+    return cuda_backend().unpack(to, to_typed, scratch.data(), stream);
+  }
+};
+
 class CudaPack : public ::testing::Test {
  protected:
   void SetUp() override { CUDA_ASSERT(cudaStreamCreate(&stream_)); }
@@ -191,6 +209,40 @@ class CudaPack : public ::testing::Test {
   static std::int64_t resident_blocks() { return pack::cuda_impl::resident_kernel_blocks(gpu::current_device()); }
   cudaStream_t stream_ = nullptr;
 };
+
+// Typed to typed between random layouts on device memory (the direct plane's read), and from
+// managed into device memory; nearly every window must take one kernel.
+TEST_F(CudaPack, RandomTranscribes) {
+  const std::uint64_t seed = testing::test_seed() + 9;
+  std::printf("[ seed %llu ] typed to typed (GDDT_TEST_SEED changes the seed)\n",
+              static_cast<unsigned long long>(testing::test_seed()));
+  testing::LayoutGenerator gen(seed);
+  for (MemoryKind source_kind : {MemoryKind::kDevice, MemoryKind::kManaged}) {
+    Buffer source(source_kind, kTypedBytes), destination(MemoryKind::kDevice, kPackedBytes);
+    TranscribeEnv env(&source, &destination, stream_);
+    int failures = 0;
+    const int cases = source_kind == MemoryKind::kDevice ? 1500 : 200;
+    for (int i = 0; i < cases && failures < 5; ++i) {
+      const std::int64_t stream = i % 20 == 19 ? 4 << 20 : 256 << 10;
+      const Case from = testing::random_case(i, &gen, stream, kTypedBytes / 2);
+      const Case to = testing::random_case(i, &gen, stream, kPackedBytes / 2);
+      const ::testing::AssertionResult result = testing::check_transcribe(from, to, &env, &gen.rng());
+      if (!env.error.empty()) {
+        ADD_FAILURE() << "CUDA error: " << env.error << "\n" << from.describe();
+        break;
+      }
+      if (!result) {
+        ++failures;
+        ADD_FAILURE() << result.message() << "\n  source " << memory_kind_name(source_kind) << ", seed "
+                      << testing::test_seed();
+      }
+    }
+    std::printf("%s: %d windows, %d declined by transcribe\n", memory_kind_name(source_kind), env.windows,
+                env.declined);
+    EXPECT_GT(env.windows, cases / 2);
+    EXPECT_LE(env.declined * 10, env.windows);
+  }
+}
 
 TEST_F(CudaPack, RandomLayoutsOnDeviceMemory) { run_random(MemoryKind::kDevice, MemoryKind::kDevice, 2500, 0); }
 TEST_F(CudaPack, RandomLayoutsOnManagedTypedMemory) { run_random(MemoryKind::kManaged, MemoryKind::kDevice, 300, 1); }

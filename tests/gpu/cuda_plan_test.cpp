@@ -117,6 +117,55 @@ template <typename Index>
   return ::testing::AssertionFailure() << "unknown plan";
 }
 
+// Calls fn with the kernel arguments of one side of a typed-to-typed plan.
+template <typename Index, typename Fn>
+::testing::AssertionResult with_side(const WindowPlan& plan, const PieceTableImage& image, const void* typed, Fn&& fn) {
+  if (plan.kind == WindowPlan::Kind::kBlockList) {
+    return fn(block_list_args<Index>(plan.block_list, image.table_at(image.storage.data()), typed, nullptr));
+  }
+  return fn(strided_args<Index>(plan.strided, typed, nullptr));
+}
+
+// Moves every word of a typed-to-typed plan as transcribe.cu's kernel does, checking that both
+// of each word's accesses are aligned to the width.
+template <typename Index>
+::testing::AssertionResult emulate_transcribe(const TranscribePlan& plan, const Window& from, const void* from_typed,
+                                              const Window& to, void* to_typed) {
+  const PieceTableImage from_image = plan.from.kind == WindowPlan::Kind::kBlockList ? build_piece_table(*from.layout)
+                                                                                     : PieceTableImage{};
+  const PieceTableImage to_image =
+      plan.to.kind == WindowPlan::Kind::kBlockList ? build_piece_table(*to.layout) : PieceTableImage{};
+  const int width = plan.width;
+  const auto shift = static_cast<Index>(plan.to_word_shift);
+  return with_side<Index>(plan.from, from_image, from_typed, [&](const auto& f) {
+    return with_side<Index>(plan.to, to_image, to_typed, [&](const auto& t) -> ::testing::AssertionResult {
+      const PieceTable from_table = table_of(f), to_table = table_of(t);
+      const auto address = [&](Index word, const char** source, char** destination) {
+        *source = f.window.typed + side_offset(f, from_table, width, word);
+        *destination = t.window.typed + side_offset(t, to_table, width, static_cast<Index>(word + shift));
+      };
+      for (Index word = f.window.word_begin; word < f.window.word_end; ++word) {
+        const char* source;
+        char* destination;
+        address(word, &source, &destination);
+        if (reinterpret_cast<std::uintptr_t>(source) % width != 0 ||
+            reinterpret_cast<std::uintptr_t>(destination) % width != 0) {
+          return ::testing::AssertionFailure() << "word " << word << " of width " << width << " is misaligned";
+        }
+        std::memcpy(destination, source, static_cast<std::size_t>(width));
+      }
+      for (int i = 0; i < f.window.npartial; ++i) {
+        const PartialWord<Index>& part = f.window.partial[i];
+        const char* source;
+        char* destination;
+        address(part.word, &source, &destination);
+        for (std::uint32_t b = part.first_byte; b < part.end_byte; ++b) destination[b] = source[b];
+      }
+      return ::testing::AssertionSuccess();
+    });
+  });
+}
+
 // Host memory standing in for device memory; the backend calls become emulations. With
 // `wide` the 64-bit index arithmetic runs even where the backend would use 32-bit.
 struct EmulatedBackend {
@@ -133,6 +182,18 @@ struct EmulatedBackend {
   void synchronize() {}
   Status pack(const Window& w, const void* t, void* p) { return move(false, w, const_cast<void*>(t), p); }
   Status unpack(const Window& w, void* t, const void* p) { return move(true, w, t, const_cast<void*>(p)); }
+
+  Status transcribe(const Window& from, const void* from_typed, const Window& to, void* to_typed) {
+    const TranscribePlan plan = plan_transcribe(from, from_typed, to, to_typed);
+    const bool narrow = !wide && fits_narrow_index(word_plan(plan.from)->largest_operand) &&
+                        fits_narrow_index(word_plan(plan.to)->largest_operand);
+    ::testing::AssertionResult result = narrow
+                                            ? emulate_transcribe<std::uint32_t>(plan, from, from_typed, to, to_typed)
+                                            : emulate_transcribe<std::uint64_t>(plan, from, from_typed, to, to_typed);
+    if (result) return GDDT_OK;
+    failure = result.message();
+    return GDDT_ERR_INTERNAL;
+  }
 
   Status move(bool unpack, const Window& w, void* t, void* p) {
     const WindowPlan plan = plan_window(w, t, p);
@@ -191,6 +252,48 @@ TEST(CudaPlan, RandomWindowsMatchHostWalk) {
       }
     }
   }
+}
+
+// Typed to typed between two random layouts (the direct plane's read when both sides are not
+// contiguous), window by window, with the destination's window shifted against the source's.
+TEST(CudaPlan, RandomTranscribesMatchPackThenUnpack) {
+  const std::uint64_t seed = gddt::testing::test_seed();
+  std::printf("seed %llu (set GDDT_TEST_SEED to change)\n", static_cast<unsigned long long>(seed));
+  gddt::testing::LayoutGenerator gen(seed + 11);
+  EmulatedBackend narrow(false), wide(true);
+  int failures = 0;
+  for (int i = 0; i < 1500 && failures < 5; ++i) {
+    const std::int64_t stream = i % 10 == 9 ? 1 << 20 : 64 << 10;
+    const Case from = gddt::testing::random_case(i, &gen, stream, 8 << 20);
+    const Case to = gddt::testing::random_case(i, &gen, stream, 8 << 20);
+    for (EmulatedBackend* backend : {&narrow, &wide}) {
+      if (backend->wide && i % 4 != 0) continue;
+      ::testing::AssertionResult result = gddt::testing::check_transcribe(from, to, backend, &gen.rng());
+      if (!result) {
+        ++failures;
+        ADD_FAILURE() << (backend->wide ? "64-bit index: " : "") << result.message() << "\n" << backend->failure
+                      << "\nseed " << seed;
+        break;
+      }
+    }
+  }
+}
+
+TEST(CudaPlan, TranscribeWordsAsWideAsBothSidesAllow) {
+  alignas(16) static char from_typed[1 << 14], to_typed[1 << 14];
+  type::Layout wide, narrow;
+  ASSERT_EQ(type::make_repeat(type::make_block(64), 16, 128, &wide), GDDT_OK);
+  ASSERT_EQ(type::make_repeat(type::make_block(4), 256, 12, &narrow), GDDT_OK);
+  const TranscribePlan same = plan_transcribe(Window{&wide, 1, 0, 1024}, from_typed, Window{&wide, 1, 0, 1024}, to_typed);
+  EXPECT_EQ(same.width, 16);
+  EXPECT_EQ(same.to_word_shift, 0);
+  const TranscribePlan mixed =
+      plan_transcribe(Window{&wide, 1, 0, 1024}, from_typed, Window{&narrow, 1, 0, 1024}, to_typed);
+  EXPECT_EQ(mixed.width, 4);
+  // Windows cut at positions that differ by 2 mod 4 line up only in 2-byte words.
+  const TranscribePlan cut =
+      plan_transcribe(Window{&wide, 1, 8, 500}, from_typed, Window{&narrow, 1, 6, 500}, to_typed);
+  EXPECT_EQ(cut.width, 2);
 }
 
 type::Layout vector_layout(std::int64_t blocks, std::int64_t block, std::int64_t stride) {

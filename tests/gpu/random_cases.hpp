@@ -317,4 +317,53 @@ template <typename Env>
   return ::testing::AssertionSuccess();
 }
 
+// Moves the stream of case `from` (in its windows, clipped to the shorter stream) typed to typed
+// into case `to`'s stream at a random shift, and compares every byte of the destination with the
+// host reference (pack `from`, unpack into `to`): holes and margins must stay untouched. The
+// environment provides typed_buffer() for from's typed bytes and packed_buffer() for to's (each
+// at least its CaseGeometry's typed_bytes), upload, download, synchronize and
+// transcribe(from_window, from_typed, to_window, to_typed).
+template <typename Env>
+::testing::AssertionResult check_transcribe(const Case& from, const Case& to, Env* env, std::mt19937_64* rng) {
+  if (overlaps(to.made.layout, to.count)) return ::testing::AssertionSuccess();
+  const CaseGeometry source_at(from), destination_at(to);
+  const std::int64_t length = std::min(from.total(), to.total());
+  const std::int64_t shift = static_cast<std::int64_t>((*rng)() % static_cast<std::uint64_t>(to.total() - length + 1));
+  char* source = env->typed_buffer() + source_at.typed_origin;
+  char* destination = env->packed_buffer() + destination_at.typed_origin;
+  std::vector<char> source_host(static_cast<std::size_t>(source_at.typed_bytes));
+  std::vector<char> background(static_cast<std::size_t>(destination_at.typed_bytes));
+  fill_random(&source_host, rng);
+  fill_random(&background, rng);
+  env->upload(env->typed_buffer(), source_host.data(), source_at.typed_bytes);
+  env->upload(env->packed_buffer(), background.data(), destination_at.typed_bytes);
+  for (const auto& [offset, window_length] : from.windows) {
+    if (offset >= length) break;
+    const std::int64_t moved = std::min(window_length, length - offset);
+    const Status status = env->transcribe(pack::Window{&from.made.layout, from.count, offset, moved}, source,
+                                          pack::Window{&to.made.layout, to.count, offset + shift, moved}, destination);
+    if (status != GDDT_OK) {
+      return ::testing::AssertionFailure() << "transcribe of [" << offset << "+" << moved << ") returned "
+                                           << status_name(status) << "\nfrom " << from.describe() << "\nto "
+                                           << to.describe();
+    }
+  }
+  env->synchronize();
+  std::vector<char> got(background.size());
+  env->download(got.data(), env->packed_buffer(), destination_at.typed_bytes);
+  std::vector<char> stream(static_cast<std::size_t>(length));
+  std::vector<char> expected = background;
+  reference_move<true>(pack::Window{&from.made.layout, from.count, 0, length},
+                       source_host.data() + source_at.typed_origin, stream.data());
+  reference_move<false>(pack::Window{&to.made.layout, to.count, shift, length},
+                        expected.data() + destination_at.typed_origin, stream.data());
+  const auto bad = std::mismatch(got.begin(), got.end(), expected.begin());
+  if (bad.first == got.end()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "TRANSCRIBE mismatch at destination typed offset "
+                                       << (bad.first - got.begin()) - destination_at.typed_origin << " of "
+                                       << length << " bytes shifted by " << shift << ": expected "
+                                       << (+*bad.second & 0xff) << ", got " << (+*bad.first & 0xff) << "\nfrom "
+                                       << from.describe() << "\nto " << to.describe();
+}
+
 }  // namespace gddt::testing

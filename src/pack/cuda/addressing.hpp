@@ -308,4 +308,41 @@ GDDT_HOST_DEVICE std::int64_t block_list_offset(const BlockListArgs<Index>& a, c
   return at.offset + offset_in_piece(table, piece, at.in_group);
 }
 
+// ---- typed to typed ---------------------------------------------------------------------------
+
+// A window read from one typed buffer and written into another's (plan_transcribe in plan.hpp):
+// `from` holds the words moved and the partial words at the ends, and its typed pointer the
+// source; `to` the destination's shape and typed pointer (its words and packed pointer go
+// unused). From's word w is to's word w + to_word_shift.
+template <typename From, typename To>
+struct TranscribeArgs {
+  From from;
+  To to;
+  std::int64_t to_word_shift = 0;
+};
+
+// A side's block-list table; none for a strided side.
+template <typename Index>
+GDDT_HOST_DEVICE PieceTable table_of(const StridedArgs<Index>&) {
+  return PieceTable{};
+}
+
+template <typename Index>
+GDDT_HOST_DEVICE PieceTable table_of(const BlockListArgs<Index>& a) {
+  return a.table;
+}
+
+// The typed offset of word `word` of one side, `width` bytes wide; `table` is a block list's
+// piece table (a.table or a copy of it).
+template <typename Index>
+GDDT_HOST_DEVICE std::int64_t side_offset(const StridedArgs<Index>& a, const PieceTable&, int, Index word) {
+  return strided_offset<kMaxWordDims>(a, word);
+}
+
+template <typename Index>
+GDDT_HOST_DEVICE std::int64_t side_offset(const BlockListArgs<Index>& a, const PieceTable& table, int width,
+                                          Index word) {
+  return block_list_offset(a, table, static_cast<Index>(word * static_cast<Index>(width)));
+}
+
 }  // namespace gddt::pack::cuda_impl

@@ -383,6 +383,73 @@ Status move_set(const WindowMove* moves, int count, gpu::Stream user_stream) {
   return GDDT_OK;
 }
 
+// ---- typed to typed ------------------------------------------------------------------------------
+
+template <typename Fn>
+Status with_flag(bool flag, Fn&& fn) {
+  return flag ? fn(std::true_type{}) : fn(std::false_type{});
+}
+
+template <bool kBlockList>
+SideArgs<kBlockList> side_args(const WindowPlan& plan, const PieceTable& table, const void* typed) {
+  if constexpr (kBlockList) {
+    return block_list_args<std::uint32_t>(plan.block_list, table, typed, nullptr);
+  } else {
+    return strided_args<std::uint32_t>(plan.strided, typed, nullptr);
+  }
+}
+
+// One launch of a typed-to-typed kernel; it declines (queues nothing) where a side needs 64-bit
+// indices or has a block-list table too large for shared memory: the caller then packs and
+// unpacks.
+Status cuda_transcribe(const Window& from, const void* from_typed, const Window& to, void* to_typed,
+                       gpu::Stream user_stream, bool* served) {
+  *served = false;
+  if (from.length != to.length) return GDDT_ERR_INVALID_ARG;
+  GDDT_CHECK(check_window(from, from_typed, unbounded_packed(0)));
+  GDDT_CHECK(check_window(to, to_typed, unbounded_packed(0)));
+  if (from.length == 0) {
+    *served = true;
+    return GDDT_OK;
+  }
+  const TranscribePlan plan = plan_transcribe(from, from_typed, to, to_typed);
+  if (!fits_narrow_index(word_plan(plan.from)->largest_operand) ||
+      !fits_narrow_index(word_plan(plan.to)->largest_operand)) {
+    return GDDT_OK;
+  }
+  auto stream = static_cast<cudaStream_t>(user_stream);
+  const int device = gpu::current_device();
+  const bool from_list = plan.from.kind == WindowPlan::Kind::kBlockList;
+  const bool to_list = plan.to.kind == WindowPlan::Kind::kBlockList;
+  PieceTable from_table, to_table;
+  if (from_list) GDDT_CHECK(device_piece_table(*from.layout, device, stream, &from_table));
+  if (to_list) GDDT_CHECK(device_piece_table(*to.layout, device, stream, &to_table));
+  if ((from_list && shared_table_bytes(from_table) == 0) || (to_list && shared_table_bytes(to_table) == 0)) {
+    return GDDT_OK;
+  }
+  const unsigned shared = (from_list ? from_table.bytes : 0) + (to_list ? to_table.bytes : 0);
+  return with_width(plan.width, [&](auto width) {
+    constexpr int W = decltype(width)::value;
+    return with_flag(from_list, [&](auto from_flag) {
+      return with_flag(to_list, [&](auto to_flag) {
+        constexpr bool kFromList = decltype(from_flag)::value;
+        constexpr bool kToList = decltype(to_flag)::value;
+        TranscribeSides<kFromList, kToList> args;
+        args.from = side_args<kFromList>(plan.from, from_table, from_typed);
+        args.to = side_args<kToList>(plan.to, to_table, to_typed);
+        args.to_word_shift = plan.to_word_shift;
+        const auto kernel = transcribe_instance<W, kFromList, kToList>();
+        constexpr int kUnroll = kFromList || kToList ? kBlockListWordsPerThread : kWordsPerThread<W>;
+        const unsigned grid = fit_grid<kUnroll>(&args.from.window, kernel, shared);
+        kernel<<<grid, kThreadsPerBlock, shared, stream>>>(args);
+        GDDT_CHECK(gpu::check_last_error("typed-to-typed kernel launch"));
+        *served = true;
+        return GDDT_OK;
+      });
+    });
+  });
+}
+
 // The resident kernel's version of move_window: the same plan, run by the kernel kept on the
 // device (resident.hpp) and waited for; a window inside one block too: synchronous copies of 4
 // to 64 KiB took 0.9-2.4 us longer than an empty launch + synchronize through the copy engine
@@ -452,6 +519,9 @@ Status load_kernel(const void* kernel) {
   GDDT_CHECK(load_kernel(reinterpret_cast<const void*>(family##_instance<__VA_ARGS__, std::uint64_t>()))); \
   GDDT_CHECK(load_kernel(reinterpret_cast<const void*>(family##_set_instance<__VA_ARGS__>())));
 
+#define GDDT_LOAD_TRANSCRIBE(W, kFromList, kToList) \
+  GDDT_CHECK(load_kernel(reinterpret_cast<const void*>(transcribe_instance<W, kFromList, kToList>())));
+
 // Every kernel of this backend (Backend::load); nothing where no GPU is usable (GDDT_CUDA=off, no
 // driver), where the backend is never called.
 Status load_kernels() {
@@ -460,10 +530,12 @@ Status load_kernels() {
   GDDT_STRIDED_INSTANCES(GDDT_LOAD_INSTANCES, true)
   GDDT_BLOCK_LIST_INSTANCES(GDDT_LOAD_INSTANCES, false)
   GDDT_BLOCK_LIST_INSTANCES(GDDT_LOAD_INSTANCES, true)
+  GDDT_TRANSCRIBE_INSTANCES(GDDT_LOAD_TRANSCRIBE)
   return load_kernel(reinterpret_cast<const void*>(resident_kernel));
 }
 
 #undef GDDT_LOAD_INSTANCES
+#undef GDDT_LOAD_TRANSCRIBE
 
 }  // namespace
 
@@ -479,7 +551,8 @@ const Backend& cuda_backend() {
                                stop_resident,
                                cuda_pack_set,
                                cuda_unpack_set,
-                               load_kernels};
+                               load_kernels,
+                               cuda_transcribe};
   return backend;
 }
 

@@ -12,7 +12,7 @@ Status no_device_unpack(const Window&, void*, const void*, gpu::Stream) { return
 
 const Backend& cuda_backend() {
   static const Backend backend{"cuda",  {kUnreachable, 4, 1, 1, kUnreachable}, {kUnreachable, 4, 1, 1, kUnreachable},
-                               no_device_pack, no_device_unpack, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+                               no_device_pack, no_device_unpack, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
   return backend;
 }
 

@@ -83,6 +83,15 @@ Kernel<BlockListArgs<Index>> block_list_instance();
 template <int W, bool kUnpack, bool kTableInShared>
 Kernel<WindowSet<BlockListArgs<std::uint32_t>>> block_list_set_instance();
 
+// The typed-to-typed kernels (transcribe.cu): a side is a strided shape or a block list whose
+// table is read from a copy in shared memory; 32-bit indices only.
+template <bool kBlockList>
+using SideArgs = std::conditional_t<kBlockList, BlockListArgs<std::uint32_t>, StridedArgs<std::uint32_t>>;
+template <bool kFromList, bool kToList>
+using TranscribeSides = TranscribeArgs<SideArgs<kFromList>, SideArgs<kToList>>;
+template <int W, bool kFromList, bool kToList>
+Kernel<TranscribeSides<kFromList, kToList>> transcribe_instance();
+
 // ---- the instances, one table ------------------------------------------------------------------
 
 // X(..., value) for each value a kernel's template argument takes: the word widths of
@@ -118,5 +127,15 @@ GDDT_STRIDED_INSTANCES(GDDT_DECLARE_INSTANCES, false)
 GDDT_STRIDED_INSTANCES(GDDT_DECLARE_INSTANCES, true)
 GDDT_BLOCK_LIST_INSTANCES(GDDT_DECLARE_INSTANCES, false)
 GDDT_BLOCK_LIST_INSTANCES(GDDT_DECLARE_INSTANCES, true)
+
+// X(W, kFromList, kToList) for every typed-to-typed kernel, compiled by transcribe.cu.
+// (The destination's flag has a macro of its own: one cannot expand inside its own expansion.)
+#define GDDT_TRANSCRIBE_FROM(X, W, kFromList) X(W, kFromList, false) X(W, kFromList, true)
+#define GDDT_TRANSCRIBE_WIDTH(X, W) GDDT_EACH_FLAG(GDDT_TRANSCRIBE_FROM, X, W)
+#define GDDT_TRANSCRIBE_INSTANCES(X) GDDT_EACH_WIDTH(GDDT_TRANSCRIBE_WIDTH, X)
+#define GDDT_DECLARE_TRANSCRIBE(W, kFromList, kToList) \
+  extern template Kernel<TranscribeSides<kFromList, kToList>> transcribe_instance<W, kFromList, kToList>();
+GDDT_TRANSCRIBE_INSTANCES(GDDT_DECLARE_TRANSCRIBE)
+#undef GDDT_DECLARE_TRANSCRIBE
 
 }  // namespace gddt::pack::cuda_impl

@@ -31,9 +31,10 @@ struct WordPlan {
   std::uint64_t largest_operand = 0;  // of any division the kernel runs
 };
 
-// Largest power of two up to kMaxWidth dividing every value OR-ed into `bits`.
-inline int word_width(std::uint64_t bits) {
-  bits |= kMaxWidth;
+// Largest power of two up to `most` (itself one, at most kMaxWidth) dividing every value OR-ed
+// into `bits`.
+inline int word_width(std::uint64_t bits, int most = kMaxWidth) {
+  bits |= static_cast<std::uint64_t>(most);
   return static_cast<int>(bits & (~bits + 1));
 }
 
@@ -159,11 +160,11 @@ struct StridedPlan {
 // block holds several words); the window is rebased onto the outermost dimension's index of
 // its first word, so the kernel's indices stay below inner words + window words.
 inline StridedPlan plan_strided(const ByteShape& s, const void* typed, const void* packed,
-                                std::int64_t offset, std::int64_t length) {
+                                std::int64_t offset, std::int64_t length, int most_width = kMaxWidth) {
   std::uint64_t bits = static_cast<std::uint64_t>(s.block) | (address_bits(typed) + static_cast<std::uint64_t>(s.base)) |
                        (address_bits(packed) - static_cast<std::uint64_t>(offset));
   for (int d = 0; d < s.ndims; ++d) bits |= static_cast<std::uint64_t>(s.dims[d].stride);
-  const int width = word_width(bits);
+  const int width = word_width(bits, most_width);
 
   StridedPlan plan;
   if (s.block > width) plan.dims[plan.ndims++] = type::Dim{s.block / width, width};
@@ -186,8 +187,10 @@ inline StridedPlan plan_strided(const ByteShape& s, const void* typed, const voi
 // A window inside one block (a plain copy from `typed_offset`) as a strided block of one
 // dimension, for a kernel rather than the copy engine: words as wide as both addresses allow,
 // partial words at the end.
-inline StridedPlan plan_range(std::int64_t typed_offset, const void* typed, const void* packed, std::int64_t length) {
-  const int width = word_width((address_bits(typed) + static_cast<std::uint64_t>(typed_offset)) | address_bits(packed));
+inline StridedPlan plan_range(std::int64_t typed_offset, const void* typed, const void* packed, std::int64_t length,
+                              int most_width = kMaxWidth) {
+  const int width =
+      word_width((address_bits(typed) + static_cast<std::uint64_t>(typed_offset)) | address_bits(packed), most_width);
   StridedPlan plan;
   plan.dims[plan.ndims++] = type::Dim{(length + width - 1) / width, width};
   plan.words = plan_words(width, 0, length);
@@ -325,9 +328,9 @@ struct BlockListPlan {
 // The window rebased onto the element it starts in: positions count from that element's
 // first packed byte, which keeps them below element size + window length.
 inline BlockListPlan plan_block_list(const type::Layout& layout, const void* typed, const void* packed,
-                                     std::int64_t offset, std::int64_t length) {
-  const int width = word_width(layout.alignment | address_bits(typed) |
-                               (address_bits(packed) - static_cast<std::uint64_t>(offset)));
+                                     std::int64_t offset, std::int64_t length, int most_width = kMaxWidth) {
+  const int width = word_width(
+      layout.alignment | address_bits(typed) | (address_bits(packed) - static_cast<std::uint64_t>(offset)), most_width);
   const std::int64_t element = offset / layout.size;
   BlockListPlan plan;
   plan.layout = &layout;
@@ -370,18 +373,19 @@ struct WindowPlan {
 };
 
 // What one call does with a non-empty window: block lists go to their kernel; other shapes
-// become one strided block, copied as a range when the window lies inside one block.
-inline WindowPlan plan_window(const Window& w, const void* typed, const void* packed) {
+// become one strided block, copied as a range when the window lies inside one block. Words are
+// at most `most_width` bytes wide.
+inline WindowPlan plan_window(const Window& w, const void* typed, const void* packed, int most_width = kMaxWidth) {
   WindowPlan plan;
   if (w.layout->shape == type::Shape::kBlockList) {
     plan.kind = WindowPlan::Kind::kBlockList;
-    plan.block_list = plan_block_list(*w.layout, typed, packed, w.offset, w.length);
+    plan.block_list = plan_block_list(*w.layout, typed, packed, w.offset, w.length, most_width);
     return plan;
   }
   const ByteShape shape = strided_byte_shape(*w.layout, w.count);
   if (contiguous_range(shape, w.offset, w.length, &plan.copy_offset)) return plan;
   plan.kind = WindowPlan::Kind::kStrided;
-  plan.strided = plan_strided(shape, typed, packed, w.offset, w.length);
+  plan.strided = plan_strided(shape, typed, packed, w.offset, w.length, most_width);
   return plan;
 }
 
@@ -393,6 +397,59 @@ inline const WordPlan* word_plan(const WindowPlan& plan) {
     case WindowPlan::Kind::kCopy: break;
   }
   return nullptr;
+}
+
+// ---- typed to typed -----------------------------------------------------------------------------
+
+// A window read from one typed buffer and written straight into another's window of the same
+// length (the kernels of transcribe.cu): both sides planned as words of one width, packed
+// position q of the two windows being word (q + from's packed_shift) / width of `from` and
+// (q + to's packed_shift) / width of `to`. A side inside one block is a range of words.
+struct TranscribePlan {
+  WindowPlan from;
+  WindowPlan to;
+  int width = 1;
+  std::int64_t to_word_shift = 0;  // to's word of from's word w: w + to_word_shift
+};
+
+// Where the packed side of a window would lie for its words to be as wide as the typed side
+// allows: a plan of a typed-to-typed move has no packed buffer.
+inline const void* unbounded_packed(std::int64_t offset) {
+  return reinterpret_cast<const void*>(static_cast<std::uintptr_t>(kMaxWidth + offset));
+}
+
+inline WindowPlan plan_side(const Window& w, const void* typed, int most_width) {
+  WindowPlan plan = plan_window(w, typed, unbounded_packed(w.offset), most_width);
+  if (plan.kind == WindowPlan::Kind::kCopy) {
+    plan.kind = WindowPlan::Kind::kStrided;
+    plan.strided = plan_range(plan.copy_offset, typed, unbounded_packed(0), w.length, most_width);
+  }
+  return plan;
+}
+
+// The widest words both sides allow whose packed positions line up (the partial words at the
+// two ends then are the same bytes of both). Windows of equal, non-zero length.
+inline TranscribePlan plan_transcribe(const Window& from, const void* from_typed, const Window& to,
+                                      const void* to_typed) {
+  TranscribePlan plan;
+  int most = kMaxWidth;
+  for (;;) {
+    plan.from = plan_side(from, from_typed, most);
+    plan.to = plan_side(to, to_typed, most);
+    const WordPlan& f = *word_plan(plan.from);
+    const WordPlan& t = *word_plan(plan.to);
+    if (f.width != t.width) {
+      most = std::min(f.width, t.width);
+      continue;
+    }
+    const std::int64_t shift = t.packed_shift - f.packed_shift;
+    if (shift % f.width == 0 || f.width == 1) {
+      plan.width = f.width;
+      plan.to_word_shift = shift / f.width;
+      return plan;
+    }
+    most = f.width / 2;
+  }
 }
 
 // About how many 32-byte sectors of typed memory a window of `width`-byte words touches: one

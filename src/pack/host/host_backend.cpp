@@ -39,7 +39,7 @@ Status host_unpack(const Window& w, void* typed, const void* packed, gpu::Stream
 const Backend& host_backend() {
   // Managed memory costs the CPU page migrations; device memory it cannot touch.
   static const Backend backend{"host",    {1, 1, kUnreachable, 8, kUnreachable}, {1, 1, kUnreachable, 8, kUnreachable},
-                               host_pack, host_unpack,              nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+                               host_pack, host_unpack,              nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
   return backend;
 }
 

@@ -405,6 +405,7 @@ const Backend& opencl_backend() {
                                nullptr,
                                nullptr,
                                nullptr,
+                               nullptr,
                                nullptr};
   return backend;
 }
