@@ -74,13 +74,13 @@ Status copy_span_back(const Message& message, const Staging& staging) {
 }
 
 Status pack_message(const Message& message, const Staging& staging, const gpu::WhileWaiting& meanwhile) {
-  return pack_message_part(message, staging, 0, message.bytes(), meanwhile);
+  return pack_message_part(message, staging, 0, message.bytes(), nullptr, meanwhile);
 }
 
 Status pack_message_part(const Message& message, const Staging& staging, std::int64_t offset, std::int64_t bytes,
-                         const gpu::WhileWaiting& meanwhile) {
+                         gpu::Stream stream, const gpu::WhileWaiting& meanwhile) {
   return pack(pack::Window{message.layout.get(), message.count, offset, bytes}, message.typed(), message.kind,
-              static_cast<char*>(staging.data()) + offset, staging.kind(), nullptr,
+              static_cast<char*>(staging.data()) + offset, staging.kind(), stream,
               way_for(message.kind, staging.kind(), bytes), meanwhile);
 }
 

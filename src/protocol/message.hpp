@@ -86,9 +86,10 @@ Status copy_span_back(const Message& message, const Staging& staging);
 // the bytes are in place, doing `meanwhile` while it waits for the GPU.
 Status pack_message(const Message& message, const Staging& staging, const gpu::WhileWaiting& meanwhile);
 // The same for packed bytes [offset, offset + bytes) of the message, which land at the same
-// offset of `staging`.
+// offset of `staging`; with a stream (message_stream()'s), a pack that is one launch is only
+// queued on it, as unpack_message_part does.
 Status pack_message_part(const Message& message, const Staging& staging, std::int64_t offset, std::int64_t bytes,
-                         const gpu::WhileWaiting& meanwhile);
+                         gpu::Stream stream, const gpu::WhileWaiting& meanwhile);
 // Packs the whole message into `staging` like pack_message, but returns at once where the GPU
 // packs it in one launch: *stream is then the stream it is queued on, which must be waited for
 // before the bytes are read. Packs done by the CPU or by the chunk pipeline are complete on

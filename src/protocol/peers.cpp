@@ -278,6 +278,12 @@ struct PackEvents {
   std::uint32_t made = 0;
 };
 
+// Events recorded after the packs of a staged message's parts.
+gpu::EventPool& part_events() {
+  static gpu::EventPool* instance = new gpu::EventPool;
+  return *instance;
+}
+
 PackEvents& pack_events() {
   static PackEvents* instance = new PackEvents;
   return *instance;
@@ -1133,6 +1139,7 @@ void finalize() {
   remote_layouts().by_bytes.clear();
   close_opened_events();
   destroy_pack_events();
+  part_events().destroy_idle();
   Node& n = node();
   if (n.table == nullptr) return;
   if (n.table->departed.fetch_add(1) + 1 == n.table->registered.load()) shm_unlink(n.name.c_str());
@@ -1225,6 +1232,56 @@ Status queue_ipc_pack(Operation& operation, const Staging& staging, int device, 
     *event = PackEvent{};
   }
   return gpu::stream_wait(stream, meanwhile);
+}
+
+// Packs and sends the parts of a staged message whose header is out. Where the GPU packs them
+// (one launch each on the message's stream), the packs of up to kStagedPartsAhead parts are
+// queued ahead of the part being sent, each followed by an event that the send of its part
+// waits for: the GPU packs the next parts while a part crosses, and the receiver unpacks the one
+// before. Elsewhere each part is packed, then sent.
+Status send_staged(Operation& operation, Channel& channel, int dest, const Header& header,
+                   const std::shared_ptr<Staging>& staging) {
+  const Message& message = operation.message;
+  const gpu::WhileWaiting meanwhile = meanwhile_for(operation);
+  const std::int64_t parts = (header.bytes + header.part - 1) / header.part;
+  gpu::Stream stream = nullptr;
+  if (moves_in_one_launch(message, *staging, header.part)) GDDT_CHECK(message_stream(message, *staging, &stream));
+  const std::int64_t ahead = stream != nullptr ? kStagedPartsAhead : 1;
+  std::vector<gpu::Event> packed(static_cast<std::size_t>(parts), nullptr);
+  auto length_of = [&](std::int64_t k) { return std::min(header.part, header.bytes - k * header.part); };
+  Status outcome = GDDT_OK;
+  for (std::int64_t k = 0, queued = 0; k < parts && !is_error(outcome); ++k) {
+    for (; queued < std::min(parts, k + ahead) && !is_error(outcome); ++queued) {
+      counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
+      outcome = pack_message_part(message, *staging, queued * header.part, length_of(queued), stream, meanwhile);
+      if (is_error(outcome) || stream == nullptr) continue;
+      gpu::Event& event = packed[static_cast<std::size_t>(queued)];
+      event = part_events().take(stream);
+      if (event != nullptr && gpu::event_record(event, stream) != GDDT_OK) {
+        part_events().give(stream, event);
+        event = nullptr;
+      }
+    }
+    if (is_error(outcome)) break;
+    if (stream != nullptr) {
+      const gpu::Event event = packed[static_cast<std::size_t>(k)];
+      outcome = event != nullptr ? gpu::event_wait(event, meanwhile) : gpu::stream_wait(stream, meanwhile);
+      if (is_error(outcome)) break;
+    }
+    Pending pending;
+    if (PMPI_Isend(static_cast<char*>(staging->data()) + k * header.part, static_cast<int>(length_of(k)), MPI_BYTE,
+                   dest, header.transfer, channel.data, &pending.request) != MPI_SUCCESS) {
+      outcome = GDDT_ERR_MPI;
+      break;
+    }
+    counters::add(counters::Counter::kPeerStagedParts, 1);
+    pending.staging = staging;
+    linger(std::move(pending));
+  }
+  // Packs queued past a failure still write into the staging: let them finish before it goes.
+  if (stream != nullptr && is_error(outcome)) gpu::stream_synchronize(stream);
+  for (gpu::Event event : packed) part_events().give(stream, event);
+  return outcome;
 }
 
 // Names in the header what the receiver maps through CUDA IPC: the exported allocation (its GPU,
@@ -1475,21 +1532,7 @@ Status post_header(Operation& operation) {
   if (header.plane == Plane::kIpc) {
     GDDT_CHECK(hold_until_release(*channel, send.dest, header, std::move(staging), pack_event));
   } else if (header.plane == Plane::kStaged) {
-    const gpu::WhileWaiting meanwhile = meanwhile_for(operation);
-    for (std::int64_t offset = 0; offset < header.bytes; offset += header.part) {
-      const std::int64_t bytes = std::min(header.part, header.bytes - offset);
-      {
-        counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
-        GDDT_CHECK(pack_message_part(message, *staging, offset, bytes, meanwhile));
-      }
-      Pending pending;
-      if (PMPI_Isend(static_cast<char*>(staging->data()) + offset, static_cast<int>(bytes), MPI_BYTE, send.dest,
-                     header.transfer, channel->data, &pending.request) != MPI_SUCCESS)
-        return GDDT_ERR_MPI;
-      counters::add(counters::Counter::kPeerStagedParts, 1);
-      pending.staging = staging;
-      linger(std::move(pending));
-    }
+    return send_staged(operation, *channel, send.dest, header, staging);
   }
   return GDDT_OK;
 }
