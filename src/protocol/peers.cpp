@@ -1110,9 +1110,14 @@ void after_init() {
 
 void on_comm_created(MPI_Comm comm) { agree(comm); }
 
+namespace {
+void settle_lendings_of(MPI_Comm comm);
+}  // namespace
+
 void on_comm_freed(MPI_Comm comm) {
   if (!active() || comm == MPI_COMM_NULL) return;
   send_held_releases(true);  // some may go on this communicator's twin
+  settle_lendings_of(comm);
   std::unique_ptr<Channel> channel;
   {
     Channels& all = channels();
@@ -1352,6 +1357,28 @@ Status user_work_done(int device) {
 
 // Posts the header of the direct plane, with the sender's layout after it: the receiver may read
 // the user's buffer from now on until the send settles the lending (finish_send).
+// The sends of this process whose lending is not settled yet, so that freeing their communicator
+// settles them first: a copy goes on the communicator's data twin.
+struct Lendings {
+  std::mutex mutex;
+  std::vector<PeerSend*> unsettled;
+};
+
+Lendings& lendings() {
+  static Lendings* instance = new Lendings;
+  return *instance;
+}
+
+// True for the one caller that takes `send`'s lending to settle it.
+bool claim_lending(PeerSend& send) {
+  Lendings& all = lendings();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  if (!send.lent) return false;
+  send.lent = false;
+  all.unsettled.erase(std::find(all.unsettled.begin(), all.unsettled.end(), &send));
+  return true;
+}
+
 Status post_lent(Operation& operation, Channel& channel, Header& header, const gpu::IpcExport& lent,
                  const std::vector<char>& wire, int slot, std::uint32_t generation) {
   PeerSend& send = *operation.peer;
@@ -1377,12 +1404,17 @@ Status post_lent(Operation& operation, Channel& channel, Header& header, const g
     give_lent_slot(slot);
     return GDDT_ERR_MPI;
   }
-  send.lent = true;
   send.lent_slot = slot;
   send.lent_generation = generation;
   send.receiver_slot = channel.slot_of_rank[static_cast<std::size_t>(send.dest)];
   send.lent_message = message;
   send.lent_comm = operation.comm;
+  {
+    Lendings& all = lendings();
+    std::lock_guard<std::mutex> lock(all.mutex);
+    send.lent = true;
+    all.unsettled.push_back(&send);
+  }
   counters::add(counters::Counter::kPeerDirectSends, 1);
   return GDDT_OK;
 }
@@ -1442,8 +1474,8 @@ Status send_copy(PeerSend& send) {
 // microseconds for it to, if it resolved a marker of the direct plane within that time before;
 // else takes the buffer back and sends a copy (send_copy). Every wait is bounded by the patience or
 // by a read under way, never by the receiver's next MPI call, so no program MPI lets finish hangs.
+// Settles a lending claimed by claim_lending.
 Status settle_lent(PeerSend& send) {
-  send.lent = false;
   std::atomic<std::uint32_t>& state = lent_state(node().slot, send.lent_slot);
   const auto patience = static_cast<std::int64_t>(config::settings().peer_direct_patience) * 1000;
   const std::int64_t start = steady_ns();
@@ -1465,10 +1497,34 @@ Status settle_lent(PeerSend& send) {
   return GDDT_OK;
 }
 
+// Settles the lendings of sends on `comm` before its channel goes (MPI_Comm_free with such sends
+// pending): each whose receiver has not begun to read sends its copy now, on the channel.
+void settle_lendings_of(MPI_Comm comm) {
+  std::vector<PeerSend*> on_comm;
+  {
+    Lendings& all = lendings();
+    std::lock_guard<std::mutex> lock(all.mutex);
+    for (PeerSend* send : all.unsettled) {
+      if (send->lent_comm != comm) continue;
+      send->lent = false;
+      on_comm.push_back(send);
+    }
+    all.unsettled.erase(std::remove_if(all.unsettled.begin(), all.unsettled.end(),
+                                       [comm](const PeerSend* send) { return send->lent_comm == comm; }),
+                        all.unsettled.end());
+  }
+  for (PeerSend* send : on_comm) {
+    const Status settled = settle_lent(*send);
+    if (is_error(settled))
+      GDDT_LOG(kWarn, "a send lending its buffer on a communicator being freed could not send its copy: %s",
+               status_name(settled));
+  }
+}
+
 }  // namespace
 
 Status finish_send(PeerSend& send) {
-  const Status lent = send.lent ? settle_lent(send) : GDDT_OK;
+  const Status lent = claim_lending(send) ? settle_lent(send) : GDDT_OK;
   if (send.packing == nullptr) return lent;
   counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
   const Status done = gpu::stream_synchronize(send.packing);

@@ -421,6 +421,32 @@ void freed_receive_lands(const Context& context, const TypeCatalog& types) {
   P2P_EXPECT_SUCCESS(MPI_Waitall(2, sends, MPI_STATUSES_IGNORE));
 }
 
+// A send still pending when its communicator is freed completes, and its message arrives: MPI
+// frees a communicator once its operations are done. (A device send of 2 MiB and more that lends
+// its buffer to its receiver, CUDA IPC's direct plane, settles before gddt lets the communicator
+// go.) Rank 0 sends, rank 1 receives, on a duplicate of MPI_COMM_WORLD.
+void freed_communicator_delivers(const Context& context, const TypeCatalog& types) {
+  const TypeCase& vector = types.named("vector_block64");
+  const int count = 2048;  // 2 MiB packed, in a 3 MiB buffer
+  RingMessage message(context, vector, count, vector, count, 1);
+  const int tag = message.index();
+  MPI_Comm comm = MPI_COMM_NULL;
+  P2P_EXPECT_SUCCESS(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
+  if (context.rank == 0) {
+    MPI_Request request;
+    P2P_EXPECT_SUCCESS(MPI_Isend(message.send.address(), count, vector.type, context.next, tag, comm, &request));
+    P2P_EXPECT_SUCCESS(MPI_Comm_free(&comm));
+    P2P_EXPECT_SUCCESS(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    return;
+  }
+  if (context.rank == 1) {
+    MPI_Status status;
+    P2P_EXPECT_SUCCESS(MPI_Recv(message.recv.address(), count, vector.type, context.prev, tag, comm, &status));
+    message.check(&status, "a message whose sender freed the communicator before the send completed");
+  }
+  P2P_EXPECT_SUCCESS(MPI_Comm_free(&comm));
+}
+
 // gddt counts what it does (gddt_counter, looked up so that a preloaded gddt serves too): every
 // side of a derived-type message it examines counts once, and a receive it stages (every
 // memory kind, GDDT_P2P_HOST=gddt) counts as staged (a send of the peer protocol counts as its
@@ -719,6 +745,7 @@ const std::pair<const char*, Case> kCases[] = {
     {"truncation", truncation},       {"receive_gaps_untouched", receive_gaps_untouched},
     {"order_behind_forwarded", order_behind_forwarded},
     {"freed_receive_lands", freed_receive_lands},
+    {"freed_communicator_delivers", freed_communicator_delivers},
     {"counters_count_sides", counters_count_sides},
     {"staged_parts_counted", staged_parts_counted},
     {"bottom_with_absolute_addresses", bottom_with_absolute_addresses},
