@@ -178,8 +178,13 @@ bool protocol_wanted() {
          (gpu::available() || host_through_gddt());
 }
 
+}  // namespace
+
 // --- agreed communicators and their private twins ---
 
+// Kept by the table of agreed communicators and by the operations posted on one (Operation::
+// channel), so that a communicator freed with operations pending keeps its twins until they
+// complete: the last holder frees them.
 struct Channel {
   MPI_Comm headers = MPI_COMM_NULL;  // headers, tagged with the user's tag
   MPI_Comm data = MPI_COMM_NULL;     // completions, tagged with the transfer
@@ -190,11 +195,25 @@ struct Channel {
   // Headers taken off the header twin before their markers were resolved, by (source, tag,
   // sequence): receives complete, and are resolved, in any order.
   std::map<std::tuple<int, int, std::uint64_t>, std::vector<char>> stash;
+
+  Channel() = default;
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+  // An operation that outlived MPI_Finalize leaves the twins to the library's end.
+  ~Channel() {
+    int finalized = 0;
+    PMPI_Finalized(&finalized);
+    if (finalized) return;
+    if (headers != MPI_COMM_NULL) PMPI_Comm_free(&headers);
+    if (data != MPI_COMM_NULL) PMPI_Comm_free(&data);
+  }
 };
+
+namespace {
 
 struct Channels {
   std::shared_mutex mutex;
-  std::unordered_map<std::uint64_t, std::unique_ptr<Channel>> of_comm;
+  std::unordered_map<std::uint64_t, std::shared_ptr<Channel>> of_comm;
 };
 
 Channels& channels() {
@@ -216,11 +235,6 @@ Channel* channel_of(MPI_Comm comm) {
   return found == all.of_comm.end() ? nullptr : found->second.get();
 }
 
-void free_channel(Channel& channel) {
-  PMPI_Comm_free(&channel.headers);
-  PMPI_Comm_free(&channel.data);
-}
-
 // Collective over `comm`: every member decides alike, from the node table they share.
 void agree(MPI_Comm comm) {
   Node& n = node();
@@ -238,7 +252,7 @@ void agree(MPI_Comm comm) {
   PMPI_Group_free(&group);
   PMPI_Group_free(&world);
   if (translated != MPI_SUCCESS) return;
-  auto channel = std::make_unique<Channel>();
+  auto channel = std::make_shared<Channel>();
   for (int world_rank : world_ranks) {
     auto found = n.slot_of_world_rank.find(world_rank);
     if (found == n.slot_of_world_rank.end()) return;  // a process beyond this node
@@ -709,6 +723,15 @@ bool ipc_model_wins(int sender_device, int receiver_slot, bool lends, std::uint6
   return gpu::can_access_peer(receiver_device, sender_device);
 }
 
+// GDDT_IPC=auto lends a buffer (the direct plane) only to a receiver on the sender's own GPU.
+// Between two H200s over NVLink the scratch plane moved windows faster (4 MiB: 179 against 99
+// GB/s for a vector of 4 B, 106 against 27 for the 3-D subarray face: the receiver's kernel
+// gathering 4-byte words across the link reads far more than it keeps) and the halo exchange
+// in a third of the time (performance.md); with GDDT_IPC=on the direct plane serves both.
+bool lends_to(int sender_device, int receiver_slot) {
+  return config::ipc() == config::Ipc::kOn || receiving_gpu(receiver_slot) == sender_device;
+}
+
 // Receives of a staged message's parts posted ahead of the one being unpacked.
 constexpr std::int64_t kStagedPartsAhead = 4;
 
@@ -1110,24 +1133,16 @@ void after_init() {
 
 void on_comm_created(MPI_Comm comm) { agree(comm); }
 
-namespace {
-void settle_lendings_of(MPI_Comm comm);
-}  // namespace
-
 void on_comm_freed(MPI_Comm comm) {
   if (!active() || comm == MPI_COMM_NULL) return;
   send_held_releases(true);  // some may go on this communicator's twin
-  settle_lendings_of(comm);
-  std::unique_ptr<Channel> channel;
-  {
-    Channels& all = channels();
-    std::unique_lock<std::shared_mutex> lock(all.mutex);
-    auto found = all.of_comm.find(key_of(comm));
-    if (found == all.of_comm.end()) return;
-    channel = std::move(found->second);
-    all.of_comm.erase(found);
-  }
-  free_channel(*channel);
+  std::shared_ptr<Channel> channel;  // freed here unless a pending operation keeps it
+  Channels& all = channels();
+  std::unique_lock<std::shared_mutex> lock(all.mutex);
+  auto found = all.of_comm.find(key_of(comm));
+  if (found == all.of_comm.end()) return;
+  channel = std::move(found->second);
+  all.of_comm.erase(found);
 }
 
 void finalize() {
@@ -1136,7 +1151,6 @@ void finalize() {
   {
     Channels& all = channels();
     std::unique_lock<std::shared_mutex> lock(all.mutex);
-    for (auto& entry : all.of_comm) free_channel(*entry.second);
     all.of_comm.clear();
     detail::active.store(false, std::memory_order_relaxed);
   }
@@ -1164,6 +1178,14 @@ void release_unpacked() { send_held_releases(false); }
 // --- sending ---
 
 bool agreed(MPI_Comm comm) { return channel_of(comm) != nullptr; }
+
+std::shared_ptr<Channel> channel_kept(MPI_Comm comm) {
+  if (!active() || comm == MPI_COMM_NULL) return nullptr;
+  Channels& all = channels();
+  std::shared_lock<std::shared_mutex> lock(all.mutex);
+  auto found = all.of_comm.find(key_of(comm));
+  return found == all.of_comm.end() ? nullptr : found->second;
+}
 
 bool watches(MPI_Comm comm, std::int64_t capacity) {
   return active() && capacity >= kMarkerBytes && channel_of(comm) != nullptr;
@@ -1339,7 +1361,9 @@ constexpr std::size_t kDirectMostPieces = 64;
 bool lends_user_buffer(const Operation& operation, gpu::IpcExport* lent, std::vector<char>* wire) {
   const Message& message = operation.message;
   if (operation.route != Route::kPeerIpc || !operation.peer->lends_buffer || !config::settings().peer_direct ||
-      message.kind.type != GDDT_MEMORY_DEVICE || library_cuda_aware())
+      message.kind.type != GDDT_MEMORY_DEVICE || library_cuda_aware() || operation.channel == nullptr ||
+      !lends_to(message.kind.device,
+                operation.channel->slot_of_rank[static_cast<std::size_t>(operation.peer->dest)]))
     return false;
   const char* first = static_cast<const char*>(message.buffer) + message.span_lb();
   return export_of(first, lent) == GDDT_OK && lent->size >= kDirectLeastAllocation &&
@@ -1357,28 +1381,6 @@ Status user_work_done(int device) {
 
 // Posts the header of the direct plane, with the sender's layout after it: the receiver may read
 // the user's buffer from now on until the send settles the lending (finish_send).
-// The sends of this process whose lending is not settled yet, so that freeing their communicator
-// settles them first: a copy goes on the communicator's data twin.
-struct Lendings {
-  std::mutex mutex;
-  std::vector<PeerSend*> unsettled;
-};
-
-Lendings& lendings() {
-  static Lendings* instance = new Lendings;
-  return *instance;
-}
-
-// True for the one caller that takes `send`'s lending to settle it.
-bool claim_lending(PeerSend& send) {
-  Lendings& all = lendings();
-  std::lock_guard<std::mutex> lock(all.mutex);
-  if (!send.lent) return false;
-  send.lent = false;
-  all.unsettled.erase(std::find(all.unsettled.begin(), all.unsettled.end(), &send));
-  return true;
-}
-
 Status post_lent(Operation& operation, Channel& channel, Header& header, const gpu::IpcExport& lent,
                  const std::vector<char>& wire, int slot, std::uint32_t generation) {
   PeerSend& send = *operation.peer;
@@ -1408,13 +1410,8 @@ Status post_lent(Operation& operation, Channel& channel, Header& header, const g
   send.lent_generation = generation;
   send.receiver_slot = channel.slot_of_rank[static_cast<std::size_t>(send.dest)];
   send.lent_message = message;
-  send.lent_comm = operation.comm;
-  {
-    Lendings& all = lendings();
-    std::lock_guard<std::mutex> lock(all.mutex);
-    send.lent = true;
-    all.unsettled.push_back(&send);
-  }
+  send.lent_channel = operation.channel;
+  send.lent = true;
   counters::add(counters::Counter::kPeerDirectSends, 1);
   return GDDT_OK;
 }
@@ -1426,7 +1423,7 @@ Status post_lent(Operation& operation, Channel& channel, Header& header, const g
 // receiver waits for that header, so it goes whatever happens: without bytes (kNoCopy) where the
 // copy could not be made.
 Status send_copy(PeerSend& send) {
-  Channel* channel = channel_of(send.lent_comm);
+  Channel* channel = send.lent_channel.get();
   if (channel == nullptr) return GDDT_ERR_INTERNAL;
   const Message& message = send.lent_message;
   Header header;
@@ -1474,8 +1471,8 @@ Status send_copy(PeerSend& send) {
 // microseconds for it to, if it resolved a marker of the direct plane within that time before;
 // else takes the buffer back and sends a copy (send_copy). Every wait is bounded by the patience or
 // by a read under way, never by the receiver's next MPI call, so no program MPI lets finish hangs.
-// Settles a lending claimed by claim_lending.
 Status settle_lent(PeerSend& send) {
+  send.lent = false;
   std::atomic<std::uint32_t>& state = lent_state(node().slot, send.lent_slot);
   const auto patience = static_cast<std::int64_t>(config::settings().peer_direct_patience) * 1000;
   const std::int64_t start = steady_ns();
@@ -1483,6 +1480,12 @@ Status settle_lent(PeerSend& send) {
       start - node().table->entries[send.receiver_slot].resolved_direct_ns.load(std::memory_order_relaxed) <= patience;
   const std::int64_t deadline = receiver_active ? start + patience : start;
   const std::uint32_t posted = lent_word(send.lent_generation, kLentPosted);
+  // Meanwhile this process reads what was lent to its own receives that have arrived: two
+  // processes that each wait for the other's read (a halo exchange completing its sends first)
+  // then go on at once instead of after the patience. Not under MPI_THREAD_MULTIPLE, where
+  // another thread may be completing those receives.
+  int level = MPI_THREAD_SINGLE;
+  PMPI_Query_thread(&level);
   for (;;) {
     std::uint32_t now = state.load(std::memory_order_acquire);
     if (now == lent_word(send.lent_generation, kLentDone)) break;
@@ -1491,40 +1494,17 @@ Status settle_lent(PeerSend& send) {
       give_lent_slot(send.lent_slot);
       return send_copy(send);
     }
+    if (level != MPI_THREAD_MULTIPLE) requests::finish_arrived_markers(MPI_COMM_NULL);
     sched_yield();
   }
   give_lent_slot(send.lent_slot);
   return GDDT_OK;
 }
 
-// Settles the lendings of sends on `comm` before its channel goes (MPI_Comm_free with such sends
-// pending): each whose receiver has not begun to read sends its copy now, on the channel.
-void settle_lendings_of(MPI_Comm comm) {
-  std::vector<PeerSend*> on_comm;
-  {
-    Lendings& all = lendings();
-    std::lock_guard<std::mutex> lock(all.mutex);
-    for (PeerSend* send : all.unsettled) {
-      if (send->lent_comm != comm) continue;
-      send->lent = false;
-      on_comm.push_back(send);
-    }
-    all.unsettled.erase(std::remove_if(all.unsettled.begin(), all.unsettled.end(),
-                                       [comm](const PeerSend* send) { return send->lent_comm == comm; }),
-                        all.unsettled.end());
-  }
-  for (PeerSend* send : on_comm) {
-    const Status settled = settle_lent(*send);
-    if (is_error(settled))
-      GDDT_LOG(kWarn, "a send lending its buffer on a communicator being freed could not send its copy: %s",
-               status_name(settled));
-  }
-}
-
 }  // namespace
 
 Status finish_send(PeerSend& send) {
-  const Status lent = claim_lending(send) ? settle_lent(send) : GDDT_OK;
+  const Status lent = send.lent ? settle_lent(send) : GDDT_OK;
   if (send.packing == nullptr) return lent;
   counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
   const Status done = gpu::stream_synchronize(send.packing);
@@ -1536,7 +1516,7 @@ Status finish_send(PeerSend& send) {
 // header (and the data message, or the receive of the release) before the library posts the marker.
 Status post_header(Operation& operation) {
   PeerSend& send = *operation.peer;
-  Channel* channel = channel_of(operation.comm);
+  Channel* channel = operation.channel.get();
   if (channel == nullptr) return GDDT_ERR_INTERNAL;
   const Message& message = operation.message;
   GDDT_CHECK(finish_send(send));  // a persistent send's previous start
@@ -1601,7 +1581,7 @@ Status resolve(Operation& operation, const MPI_Status& status, bool* handled, gp
   int count = 0;
   if (PMPI_Get_count(&status, MPI_BYTE, &count) != MPI_SUCCESS || count != kMarkerBytes || status.MPI_SOURCE < 0)
     return GDDT_OK;
-  Channel* channel = channel_of(operation.comm);
+  Channel* channel = operation.channel.get();
   if (channel == nullptr) return GDDT_OK;
   *handled = true;
   counters::add(counters::Counter::kPeerMarkers, 1);

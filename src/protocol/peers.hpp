@@ -20,6 +20,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <memory>
 
 #include "protocol/requests.hpp"
 #include "protocol/transport.hpp"
@@ -47,6 +48,10 @@ void finalize();
 
 // Whether `comm` is agreed: its messages between gddt processes may take the peer protocol.
 bool agreed(MPI_Comm comm);
+
+// The channel of agreed communicator `comm` for an operation to keep (Operation::channel); null
+// where `comm` is not agreed.
+std::shared_ptr<Channel> channel_kept(MPI_Comm comm);
 
 // Whether a receive of `capacity` packed bytes on `comm` may be handed a marker.
 bool watches(MPI_Comm comm, std::int64_t capacity);

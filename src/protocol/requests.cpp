@@ -73,7 +73,7 @@ void finish_arrived_markers(MPI_Comm comm) {
     for (auto& [key, operations] : t.live) {
       Operation* operation = operations.empty() ? nullptr : operations.back().get();
       if (operation == nullptr || !operation->watches_markers || !operation->active || operation->finished ||
-          operation->claimed || operation->comm != comm)
+          operation->claimed || (comm != MPI_COMM_NULL && operation->comm != comm))
         continue;
       operation->claimed = true;
       MPI_Request request = MPI_REQUEST_NULL;

@@ -15,6 +15,10 @@
 
 namespace gddt::protocol {
 
+namespace peers {
+struct Channel;  // peers.cpp: an agreed communicator's private twins
+}  // namespace peers
+
 // How an operation ended for its user: gddt's status of its own work, or the error the MPI library
 // returned for its request. Translated into an MPI error class and raised on the operation's
 // communicator once, by the MPI layer (`reported` after the first time).
@@ -52,7 +56,7 @@ struct PeerSend {
   std::uint32_t lent_generation = 0;
   int receiver_slot = -1;  // the receiver's process in the node table
   Message lent_message;
-  MPI_Comm lent_comm = MPI_COMM_NULL;
+  std::shared_ptr<peers::Channel> lent_channel;  // the channel its copy would take
   PeerSend() = default;
   PeerSend(const PeerSend&) = delete;
   PeerSend& operator=(const PeerSend&) = delete;
@@ -85,6 +89,9 @@ struct Operation {
   std::unique_ptr<PeerSend> peer;               // sends of the peer protocol
   // Receives on a communicator of gddt peers that may be handed a marker (peers.hpp).
   bool watches_markers = false;
+  // The peer protocol's channel of `comm`, kept by watched receives and sends of the protocol
+  // until they complete, whether or not the communicator is freed meanwhile.
+  std::shared_ptr<peers::Channel> channel;
   // The packed bytes a resolved marker stood for and were received: the count its status reports
   // (-1: the library's status stands).
   std::int64_t status_bytes = -1;
@@ -110,8 +117,9 @@ void add(MPI_Request request, std::unique_ptr<Operation> operation);
 // thread to this operation. Two threads never legitimately complete one request at once.
 Operation* claim(MPI_Request request);
 void release(Operation* operation);
-// Finishes the watched receives on `comm` (peers.hpp) whose messages the library has matched, so
-// that the markers they took have their headers taken too (a probe then knows which is next).
+// Finishes the watched receives on `comm` (peers.hpp; MPI_COMM_NULL: on every communicator) whose
+// messages the library has matched, so that the markers they took have their headers taken too (a
+// probe then knows which is next), and the buffers lent to them are read.
 void finish_arrived_markers(MPI_Comm comm);
 // Removes a (claimed) operation whose request is complete.
 std::unique_ptr<Operation> take(MPI_Request request, const Operation* operation);

@@ -321,6 +321,7 @@ Status stage(const Message& message, const Call& asked, MPI_Comm comm, Side* sid
   operation->message = message;
   operation->comm = comm;
   operation->watches_markers = watched;
+  if (watched || peer_send) operation->channel = peers::channel_kept(comm);
   if (peer_send) {
     operation->peer = std::make_unique<PeerSend>();
     operation->peer->dest = call.peer;
