@@ -723,13 +723,19 @@ bool ipc_model_wins(int sender_device, int receiver_slot, bool lends, std::uint6
   return gpu::can_access_peer(receiver_device, sender_device);
 }
 
-// GDDT_IPC=auto lends a buffer (the direct plane) only to a receiver on the sender's own GPU.
-// Between two H200s over NVLink the scratch plane moved windows faster (4 MiB: 179 against 99
-// GB/s for a vector of 4 B, 106 against 27 for the 3-D subarray face: the receiver's kernel
-// gathering 4-byte words across the link reads far more than it keeps) and the halo exchange
-// in a third of the time (performance.md); with GDDT_IPC=on the direct plane serves both.
-bool lends_to(int sender_device, int receiver_slot) {
-  return config::ipc() == config::Ipc::kOn || receiving_gpu(receiver_slot) == sender_device;
+// The largest message GDDT_IPC=auto lends to a receiver on another GPU.
+constexpr std::int64_t kDirectAcrossMost = (1 << 20) - 1;
+
+// Whether GDDT_IPC=auto lends a buffer (the direct plane) rather than packing it into scratch:
+// always to a receiver on the sender's own GPU; to one on another GPU below 1 MiB. Between two
+// H200s over NVLink the direct plane took 0.7-0.8x the scratch plane's time for single messages
+// of 64 KiB and the halo exchange of 62 KiB faces (115 against 150 us), while from 1 MiB the
+// scratch plane moved windows 1.2-4x faster (the receiver's kernel gathering small words across
+// the link reads far more than it keeps: 4 MiB of the 3-D face 27 against 107 GB/s;
+// performance.md). GDDT_IPC=on lends wherever the direct plane may.
+bool lends_to(int sender_device, int receiver_slot, std::int64_t bytes) {
+  return config::ipc() == config::Ipc::kOn || receiving_gpu(receiver_slot) == sender_device ||
+         bytes <= kDirectAcrossMost;
 }
 
 // Receives of a staged message's parts posted ahead of the one being unpacked.
@@ -1363,7 +1369,7 @@ bool lends_user_buffer(const Operation& operation, gpu::IpcExport* lent, std::ve
   if (operation.route != Route::kPeerIpc || !operation.peer->lends_buffer || !config::settings().peer_direct ||
       message.kind.type != GDDT_MEMORY_DEVICE || library_cuda_aware() || operation.channel == nullptr ||
       !lends_to(message.kind.device,
-                operation.channel->slot_of_rank[static_cast<std::size_t>(operation.peer->dest)]))
+                operation.channel->slot_of_rank[static_cast<std::size_t>(operation.peer->dest)], message.bytes()))
     return false;
   const char* first = static_cast<const char*>(message.buffer) + message.span_lb();
   return export_of(first, lent) == GDDT_OK && lent->size >= kDirectLeastAllocation &&
