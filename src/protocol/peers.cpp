@@ -185,7 +185,7 @@ bool protocol_wanted() {
 // Kept by the table of agreed communicators and by the operations posted on one (Operation::
 // channel), so that a communicator freed with operations pending keeps its twins until they
 // complete: the last holder frees them.
-struct Channel {
+struct Channel : std::enable_shared_from_this<Channel> {
   MPI_Comm headers = MPI_COMM_NULL;  // headers, tagged with the user's tag
   MPI_Comm data = MPI_COMM_NULL;     // completions, tagged with the transfer
   std::vector<int> slot_of_rank;     // each rank's entry in the node table
@@ -1186,15 +1186,12 @@ void release_unpacked() { send_held_releases(false); }
 bool agreed(MPI_Comm comm) { return channel_of(comm) != nullptr; }
 
 std::shared_ptr<Channel> channel_kept(MPI_Comm comm) {
-  if (!active() || comm == MPI_COMM_NULL) return nullptr;
-  Channels& all = channels();
-  std::shared_lock<std::shared_mutex> lock(all.mutex);
-  auto found = all.of_comm.find(key_of(comm));
-  return found == all.of_comm.end() ? nullptr : found->second;
+  Channel* channel = channel_of(comm);
+  return channel == nullptr ? nullptr : channel->shared_from_this();
 }
 
-bool watches(MPI_Comm comm, std::int64_t capacity) {
-  return active() && capacity >= kMarkerBytes && channel_of(comm) != nullptr;
+std::shared_ptr<Channel> watching(MPI_Comm comm, std::int64_t capacity) {
+  return active() && capacity >= kMarkerBytes ? channel_kept(comm) : nullptr;
 }
 
 bool awaits_ipc(const Message& message) {

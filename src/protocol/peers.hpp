@@ -53,8 +53,9 @@ bool agreed(MPI_Comm comm);
 // where `comm` is not agreed.
 std::shared_ptr<Channel> channel_kept(MPI_Comm comm);
 
-// Whether a receive of `capacity` packed bytes on `comm` may be handed a marker.
-bool watches(MPI_Comm comm, std::int64_t capacity);
+// The channel of `comm` for a receive of `capacity` packed bytes on it to keep, where such a
+// receive may be handed a marker; null where it may not.
+std::shared_ptr<Channel> watching(MPI_Comm comm, std::int64_t capacity);
 
 // Whether CUDA IPC may serve `message` (GDDT_IPC=on, or auto through a library that is not
 // CUDA-aware; device memory; at least GDDT_PEER_IPC_MIN bytes): a send's first condition for it,

@@ -299,7 +299,9 @@ Status stage(const Message& message, const Call& asked, MPI_Comm comm, Side* sid
   }
   const bool peer_send = transport->route == Route::kPeerInline || transport->route == Route::kPeerIpc ||
                          transport->route == Route::kPeerStaged;
-  const bool watched = call.kind == Operation::Kind::kReceive && peers::watches(comm, message.bytes());
+  std::shared_ptr<peers::Channel> channel =
+      call.kind == Operation::Kind::kReceive ? peers::watching(comm, message.bytes()) : nullptr;
+  const bool watched = channel != nullptr;
   if (watched) peers::note_receive(message);
   // Reading a marker out of device memory is a copy and a wait for the GPU (10 us on an H200), and
   // a message read through CUDA IPC does not cross the receive's staging anyway.
@@ -321,7 +323,7 @@ Status stage(const Message& message, const Call& asked, MPI_Comm comm, Side* sid
   operation->message = message;
   operation->comm = comm;
   operation->watches_markers = watched;
-  if (watched || peer_send) operation->channel = peers::channel_kept(comm);
+  operation->channel = peer_send ? peers::channel_kept(comm) : std::move(channel);
   if (peer_send) {
     operation->peer = std::make_unique<PeerSend>();
     operation->peer->dest = call.peer;
