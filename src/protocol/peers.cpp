@@ -48,15 +48,39 @@ constexpr int kMostGpus = 8;
 
 enum Seal : int { kUnsealed = 0, kAllGddt = 1, kRaw = 2 };
 
-// A lent buffer's state (the direct plane) in the node table: the sender posts it; the receiver
-// takes it to read (then marks it done), or finds that the sender, completing first, took it back
-// to send a copy instead. The slot's generation (the word's high bits) tells its sends apart.
+// A lent buffer's state (the direct plane) in the node table: the sender posts it, and marks it
+// waiting while it waits in an MPI call for its receiver. The receiver takes it to read (then marks
+// it done); or, while the sender waits, asks the sender to write into the receive buffer instead:
+// the sender claims the request, writes and marks it done, or declines (waiting again), and a
+// receiver whose request was not claimed within the patience takes it back to read. Or the
+// receiver finds that the sender, completing first, took the buffer back to send a copy. The slot's
+// generation (the word's high bits) tells its sends apart.
 constexpr int kLentSlots = 128;
-enum LentState : std::uint32_t { kLentPosted = 1, kLentReading = 2, kLentDone = 3, kLentCopied = 4 };
+enum LentState : std::uint32_t {
+  kLentPosted = 1,
+  kLentReading = 2,
+  kLentDone = 3,
+  kLentCopied = 4,
+  kLentWaiting = 5,
+  kLentAsked = 6,
+  kLentWriting = 7,
+};
 constexpr int kLentStateBits = 3;
 constexpr std::uint32_t lent_word(std::uint32_t generation, LentState state) {
   return (generation << kLentStateBits) | state;
 }
+constexpr LentState state_of(std::uint32_t word) { return static_cast<LentState>(word & ((1u << kLentStateBits) - 1)); }
+
+// A receiver's request that a sender write into its buffer: the receive's Header (its buffer named
+// as a CUDA IPC export, its count and the packed bytes to move) with its layout after it, in a cell
+// of the receiver's node entry. Layouts larger than a cell are read instead.
+constexpr int kWriteCells = 4;
+constexpr std::size_t kWriteCellBytes = 2560;
+struct WriteCell {
+  std::atomic<int> taken;
+  std::uint32_t bytes;
+  char request[kWriteCellBytes];
+};
 
 std::int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -75,6 +99,10 @@ struct NodeEntry {
   // the process as a receiver last resolved a marker of the direct plane (steady clock, ns).
   std::atomic<std::uint32_t> lent[kLentSlots];
   std::atomic<std::int64_t> resolved_direct_ns;
+  // The cell (receiver's node slot * kWriteCells + cell) asking the sender of each lent slot to
+  // write, set before the state turns kLentAsked.
+  std::atomic<std::int32_t> asked_by[kLentSlots];
+  WriteCell write_cells[kWriteCells];
 };
 
 struct NodeTable {
@@ -151,7 +179,7 @@ int launcher_local_size() {
 // The version of the protocol's messages (the header's layout and what each plane does): processes
 // of different versions register in different tables, so that neither reaches the launcher's count
 // and both keep the raw format. Raise it with every change to them.
-constexpr int kProtocolVersion = 3;
+constexpr int kProtocolVersion = 4;
 
 // The job's processes of a node share their parent (the launcher's daemon on the node); its start
 // time tells apart daemons whose process ids were reused.
@@ -532,8 +560,35 @@ Status export_of(const void* pointer, gpu::IpcExport* exported) {
   return GDDT_OK;
 }
 
+// Names in the header what the receiver maps through CUDA IPC: the exported allocation (its GPU,
+// handle and id) and where `at` lies in it.
+Status name_in_export(const gpu::IpcExport& exported, const void* at, Header* header) {
+  GDDT_CHECK(gpu::device_uuid(exported.device, &header->uuid));
+  header->pid = static_cast<std::int32_t>(getpid());
+  header->buffer_id = exported.buffer_id;
+  header->base = exported.base;
+  header->offset = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(at) - exported.base);
+  std::memcpy(header->handle, exported.handle, sizeof header->handle);
+  return GDDT_OK;
+}
+
+// The most pieces of a layout that travels in the header of the direct plane (beyond, the sender
+// packs) or in a receiver's request to write (beyond, the receiver reads); a piece is 144 bytes.
+constexpr std::size_t kDirectMostPieces = 64;
+
+// What the user queued on the legacy default stream before the call is done, so that another
+// process's GPU reads or writes the buffer only after it (gddt's own kernels are ordered after that
+// stream alike).
+Status user_work_done(int device) {
+  gpu::DeviceGuard guard(device);
+  bool idle = false;
+  GDDT_CHECK(gpu::legacy_stream_idle(&idle));
+  return idle ? GDDT_OK : gpu::stream_synchronize(gpu::legacy_stream());
+}
+
 // Mappings of other processes' allocations, keyed by process, allocation id and the GPU that maps
-// it. A mapping keeps the sender's memory allocated after it frees it, so only so many stay open.
+// it. A mapping keeps the other process's memory allocated after it frees it, so only so many stay
+// open.
 struct Mapping {
   int device = -1;
   void* base = nullptr;
@@ -953,17 +1008,14 @@ Status remote_layout(const char* wire, std::size_t size, std::shared_ptr<const t
   return GDDT_OK;
 }
 
-// Moves the first `bytes` packed bytes of the sender's own buffer (the direct plane), mapped here
-// through CUDA IPC, into the receive buffer on the GPU that reads (reading_gpu), and returns once
+// Moves the first `bytes` packed bytes of the sender's own buffer (the direct plane; `theirs`: its
+// layout and count), mapped here through CUDA IPC, into the receive buffer on the GPU that reads (reading_gpu), and returns once
 // they are in place: one kernel (the pack of the sender's layout into a contiguous receive
 // buffer, the unpack of the receive's layout out of the sender's contiguous bytes, or the
 // backend's transcribe from one layout into the other), else a pack into device scratch here and
 // an unpack out of it (where transcribe declines); through host staging where the receive buffer
 // is out of that GPU's reach.
-Status read_lent(Operation& operation, const Header& header, const char* wire, std::int64_t bytes) {
-  Message theirs;
-  GDDT_CHECK(remote_layout(wire, static_cast<std::size_t>(header.layout_bytes), &theirs.layout));
-  theirs.count = header.count;
+Status read_lent(Operation& operation, const Header& header, Message theirs, std::int64_t bytes) {
   if (theirs.bytes() < bytes) return GDDT_ERR_INTERNAL;
   const Message& message = operation.message;
   int device = -1;
@@ -1006,6 +1058,91 @@ Status read_lent(Operation& operation, const Header& header, const char* wire, s
   }
   counters::add(counters::Counter::kPeerIpcBytes, bytes);
   return GDDT_OK;
+}
+
+// --- the direct plane written by the sender ---
+
+// This process's sends waiting for their receivers (settle_lent), by lent slot: a receiver's request
+// to write is served by whichever of this process's waits polls first (serve_asked_writes).
+struct Writers {
+  std::atomic<int> waiting{0};
+  std::atomic<const PeerSend*> by_slot[kLentSlots] = {};
+};
+
+Writers& writers() {
+  static auto* instance = new Writers();
+  return *instance;
+}
+
+// Writes the first request.bytes packed bytes of lent send `send` into the receive buffer that the
+// request (a Header and the receive's layout) names, mapped here through CUDA IPC: one kernel on the
+// send's GPU (the pack of the send's layout into a contiguous receive buffer, the unpack of the
+// receive's layout out of a contiguous send buffer, or the backend's transcribe from one layout
+// into the other); returns once the bytes are in place. GDDT_ERR_UNSUPPORTED where the send's GPU
+// does not reach the receive buffer's, or no one kernel moves the bytes (the receiver then reads).
+Status write_lent(const PeerSend& send, const char* request_bytes, std::size_t size) {
+  Header request;
+  if (size < sizeof request) return GDDT_ERR_INTERNAL;
+  std::memcpy(&request, request_bytes, sizeof request);
+  if (request.magic != kMagic || sizeof request + request.layout_bytes != size) return GDDT_ERR_INTERNAL;
+  Message theirs;
+  GDDT_CHECK(remote_layout(request_bytes + sizeof request, static_cast<std::size_t>(request.layout_bytes),
+                           &theirs.layout));
+  theirs.count = request.count;
+  const Message& mine = send.lent_message;
+  const std::int64_t bytes = request.bytes;
+  if (bytes <= 0 || bytes > mine.bytes() || bytes > theirs.bytes()) return GDDT_ERR_INTERNAL;
+  const int device = mine.kind.device;
+  const int target = gpu::device_of(request.uuid);
+  if (target < 0 || (target != device && !gpu::can_access_peer(device, target))) return GDDT_ERR_UNSUPPORTED;
+  void* base = reinterpret_cast<void*>(static_cast<std::uintptr_t>(request.base));
+  if (request.pid != static_cast<std::int32_t>(getpid())) GDDT_CHECK(mapping_of(request, device, &base));
+  theirs.buffer = static_cast<char*>(base) + request.offset;
+  gpu::DeviceGuard guard(device);
+  gpu::Stream stream = nullptr;
+  GDDT_CHECK(gpu::library_stream(device, &stream));
+  const pack::Backend& backend = within(GDDT_MEMORY_DEVICE);
+  const pack::Window from{mine.layout.get(), mine.count, 0, bytes};
+  const pack::Window to{theirs.layout.get(), theirs.count, 0, bytes};
+  if (theirs.contiguous()) {
+    GDDT_CHECK(backend.pack(from, mine.buffer, theirs.first_byte(), stream));
+  } else if (mine.contiguous()) {
+    GDDT_CHECK(backend.unpack(to, theirs.buffer, mine.first_byte(), stream));
+  } else {
+    bool served = false;
+    if (backend.transcribe != nullptr)
+      GDDT_CHECK(backend.transcribe(from, mine.buffer, to, theirs.buffer, stream, &served));
+    if (!served) return GDDT_ERR_UNSUPPORTED;
+  }
+  GDDT_CHECK(gpu::stream_synchronize(stream));
+  counters::add(counters::Counter::kPeerDirectWrites, 1);
+  return GDDT_OK;
+}
+
+// Serves the requests to write that receivers put to this process's waiting sends: claims each
+// (kLentAsked to kLentWriting), writes and marks it done; where the write fails, declines it
+// (kLentWaiting again) and the receiver reads.
+void serve_asked_writes() {
+  Writers& w = writers();
+  if (w.waiting.load(std::memory_order_acquire) == 0) return;
+  Node& n = node();
+  for (int slot = 0; slot < kLentSlots; ++slot) {
+    std::atomic<std::uint32_t>& state = lent_state(n.slot, slot);
+    std::uint32_t now = state.load(std::memory_order_acquire);
+    if (state_of(now) != kLentAsked) continue;
+    const std::uint32_t generation = now >> kLentStateBits;
+    if (!state.compare_exchange_strong(now, lent_word(generation, kLentWriting), std::memory_order_acq_rel)) continue;
+    // Claimed: the send waits in settle_lent until its state is done, so it lives on meanwhile.
+    const PeerSend* send = w.by_slot[slot].load(std::memory_order_acquire);
+    const std::int32_t asker = n.table->entries[n.slot].asked_by[slot].load(std::memory_order_acquire);
+    Status written = GDDT_ERR_INTERNAL;
+    if (send != nullptr && asker >= 0 && asker < kMostLocal * kWriteCells) {
+      const WriteCell& cell = n.table->entries[asker / kWriteCells].write_cells[asker % kWriteCells];
+      written = write_lent(*send, cell.request, cell.bytes);
+    }
+    if (is_error(written)) GDDT_LOG(kDebug, "declined to write a lent buffer: %s", status_name(written));
+    state.store(lent_word(generation, is_error(written) ? kLentWaiting : kLentDone), std::memory_order_release);
+  }
 }
 
 // Receives the parts of a staged message, each unpacked (the first `bytes` packed bytes in all) while
@@ -1060,9 +1197,116 @@ Status receive_copy(Operation& operation, int source, Channel& channel, int tran
   return outcome;
 }
 
-// Resolves a marker of the direct plane: takes the sender's lending (header.lent_*) and reads its
-// buffer (`moved` packed bytes; none: only marks it done), or, where the sender took the buffer
-// back first, takes its copy.
+// The mean length of the contiguous runs of `message`'s typemap (the whole message where it is
+// contiguous).
+double mean_run(const Message& message) {
+  if (message.contiguous()) return static_cast<double>(message.bytes());
+  const type::Layout& layout = *message.layout;
+  std::int64_t blocks = 0;
+  for (const type::StridedBlock& piece : layout.pieces) blocks += piece.blocks();
+  for (int r = 0; r < layout.nrepeat; ++r) blocks *= layout.repeat[static_cast<std::size_t>(r)].count;
+  return blocks > 0 ? static_cast<double>(layout.size) / static_cast<double>(blocks) : 0.0;
+}
+
+// Whether the receive of `message` asks the sender of a lent buffer (`theirs`, on GPU `source` of
+// this process) to write into it rather than reading it (GDDT_PEER_DIRECTION). auto asks across two
+// GPUs where the receive's runs are at least as long as the send's: the side whose accesses cross
+// the link is then the denser one, and writes cross it without waiting for a reply.
+bool asks_to_write(const Message& message, const Message& theirs, int source) {
+  switch (config::peer_direction()) {
+    case config::PeerDirection::kRead:
+      return false;
+    case config::PeerDirection::kWrite:
+      return true;
+    case config::PeerDirection::kAuto:
+      break;
+  }
+  return source >= 0 && message.kind.device != source && mean_run(message) >= mean_run(theirs);
+}
+
+// Takes a lent buffer to read it (from kLentPosted or kLentWaiting); false where the sender took it
+// back to send a copy.
+bool take_to_read(std::atomic<std::uint32_t>& state, std::uint32_t generation) {
+  for (;;) {
+    std::uint32_t now = state.load(std::memory_order_acquire);
+    const LentState at = state_of(now);
+    if ((at != kLentPosted && at != kLentWaiting) || now >> kLentStateBits != generation) return false;
+    if (state.compare_exchange_weak(now, lent_word(generation, kLentReading), std::memory_order_acq_rel)) return true;
+  }
+}
+
+// What became of a receiver's request that the sender write (ask_writer): not made (the sender is
+// not waiting in an MPI call, the receive buffer cannot be named, no cell is free), written, taken
+// back to read here (declined, or not claimed within the patience), or copied (the sender declined,
+// then completed first).
+enum class Asked { kNot, kWritten, kRead, kCopied };
+
+// Asks the sender of a lent buffer, while it waits in an MPI call for this receive, to write the
+// first `moved` packed bytes into the receive buffer (a device allocation that CUDA IPC exports
+// whole), and waits for the outcome, serving meanwhile what this process's own waiting sends are
+// asked (two processes asking each other would otherwise wait out the patience).
+Asked ask_writer(const Operation& operation, const Header& header, std::int64_t moved) {
+  const Message& message = operation.message;
+  std::atomic<std::uint32_t>& state = lent_state(header.lent_owner, header.lent_slot);
+  const std::uint32_t generation = header.lent_generation;
+  std::uint32_t waiting = lent_word(generation, kLentWaiting);
+  if (message.kind.type != GDDT_MEMORY_DEVICE || state.load(std::memory_order_acquire) != waiting) return Asked::kNot;
+  Header request;
+  std::vector<char> wire;
+  gpu::IpcExport exported;
+  const char* first = static_cast<const char*>(message.buffer) + message.span_lb();
+  if (export_of(first, &exported) != GDDT_OK || exported.size < kDirectLeastAllocation ||
+      !type::encode_layout(*message.layout, kDirectMostPieces, &wire) ||
+      sizeof request + wire.size() > kWriteCellBytes || name_in_export(exported, message.buffer, &request) != GDDT_OK ||
+      user_work_done(message.kind.device) != GDDT_OK)
+    return Asked::kNot;
+  Node& n = node();
+  NodeEntry& mine = n.table->entries[n.slot];
+  int index = 0;
+  for (int idle = 0; index < kWriteCells; ++index, idle = 0)
+    if (mine.write_cells[index].taken.compare_exchange_strong(idle, 1, std::memory_order_acq_rel)) break;
+  if (index == kWriteCells) return Asked::kNot;
+  WriteCell& cell = mine.write_cells[index];
+  request.plane = Plane::kDirect;
+  request.bytes = moved;
+  request.count = message.count;
+  request.layout_bytes = wire.size();
+  std::memcpy(cell.request, &request, sizeof request);
+  std::memcpy(cell.request + sizeof request, wire.data(), wire.size());
+  cell.bytes = static_cast<std::uint32_t>(sizeof request + wire.size());
+  n.table->entries[header.lent_owner].asked_by[header.lent_slot].store(n.slot * kWriteCells + index,
+                                                                       std::memory_order_release);
+  Asked outcome = Asked::kNot;
+  if (state.compare_exchange_strong(waiting, lent_word(generation, kLentAsked), std::memory_order_acq_rel)) {
+    const std::int64_t deadline =
+        steady_ns() + static_cast<std::int64_t>(config::settings().peer_direct_patience) * 1000;
+    for (;;) {
+      std::uint32_t now = state.load(std::memory_order_acquire);
+      const LentState at = state_of(now);
+      if (now >> kLentStateBits != generation || at == kLentCopied) {
+        outcome = Asked::kCopied;
+        break;
+      }
+      if (at == kLentDone) {
+        outcome = Asked::kWritten;
+        break;
+      }
+      if ((at == kLentWaiting || (at == kLentAsked && steady_ns() >= deadline)) &&
+          state.compare_exchange_strong(now, lent_word(generation, kLentReading), std::memory_order_acq_rel)) {
+        outcome = Asked::kRead;
+        break;
+      }
+      serve_asked_writes();
+      sched_yield();
+    }
+  }
+  cell.taken.store(0, std::memory_order_release);
+  return outcome;
+}
+
+// Resolves a marker of the direct plane: takes the sender's lending (header.lent_*) and moves its
+// buffer's first `moved` packed bytes (none: only marks it done), read here or, where asks_to_write
+// says so, written by the sender; or, where the sender took the buffer back first, takes its copy.
 Status resolve_lent(Operation& operation, const Header& header, const std::vector<char>& bytes, int source,
                     Channel& channel, std::int64_t moved) {
   if (bytes.size() != sizeof header + header.layout_bytes || header.lent_owner < 0 ||
@@ -1071,11 +1315,20 @@ Status resolve_lent(Operation& operation, const Header& header, const std::vecto
   Node& n = node();
   n.table->entries[n.slot].resolved_direct_ns.store(steady_ns(), std::memory_order_relaxed);
   std::atomic<std::uint32_t>& state = lent_state(header.lent_owner, header.lent_slot);
-  std::uint32_t posted = lent_word(header.lent_generation, kLentPosted);
-  if (!state.compare_exchange_strong(posted, lent_word(header.lent_generation, kLentReading),
-                                     std::memory_order_acq_rel))
+  Message theirs;
+  GDDT_CHECK(remote_layout(bytes.data() + sizeof header, static_cast<std::size_t>(header.layout_bytes),
+                           &theirs.layout));
+  theirs.count = header.count;
+  Asked asked = Asked::kNot;
+  if (moved > 0 && asks_to_write(operation.message, theirs, gpu::device_of(header.uuid)))
+    asked = ask_writer(operation, header, moved);
+  if (asked == Asked::kWritten) {
+    counters::add(counters::Counter::kPeerIpcBytes, moved);
+    return GDDT_OK;
+  }
+  if (asked == Asked::kCopied || (asked == Asked::kNot && !take_to_read(state, header.lent_generation)))
     return receive_copy(operation, source, channel, header.transfer, moved);
-  const Status read = moved > 0 ? read_lent(operation, header, bytes.data() + sizeof header, moved) : GDDT_OK;
+  const Status read = moved > 0 ? read_lent(operation, header, std::move(theirs), moved) : GDDT_OK;
   state.store(lent_word(header.lent_generation, kLentDone), std::memory_order_release);
   return read;
 }
@@ -1314,18 +1567,6 @@ Status send_staged(Operation& operation, Channel& channel, int dest, const Heade
   return outcome;
 }
 
-// Names in the header what the receiver maps through CUDA IPC: the exported allocation (its GPU,
-// handle and id) and where `at` lies in it.
-Status name_in_export(const gpu::IpcExport& exported, const void* at, Header* header) {
-  GDDT_CHECK(gpu::device_uuid(exported.device, &header->uuid));
-  header->pid = static_cast<std::int32_t>(getpid());
-  header->buffer_id = exported.buffer_id;
-  header->base = exported.base;
-  header->offset = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(at) - exported.base);
-  std::memcpy(header->handle, exported.handle, sizeof header->handle);
-  return GDDT_OK;
-}
-
 // Exposes the packed bytes in `staging` through CUDA IPC (the header's plane and names); false
 // where the staging is not device scratch CUDA IPC exports.
 bool expose_scratch(const Staging& staging, Header* header) {
@@ -1352,10 +1593,6 @@ Status hold_until_release(Channel& channel, int dest, const Header& header, std:
   return GDDT_OK;
 }
 
-// The most pieces of a layout that travels in the header of the direct plane: beyond, the sender
-// packs (a piece is 144 bytes).
-constexpr std::size_t kDirectMostPieces = 64;
-
 // Whether the receiver may read this send's own buffer (the direct plane): a device allocation that
 // CUDA IPC exports, of a send whose request may wait for the receiver, with a layout small enough
 // to travel in the header (appended to *wire). Not through a CUDA-aware library: its own CUDA IPC
@@ -1371,15 +1608,6 @@ bool lends_user_buffer(const Operation& operation, gpu::IpcExport* lent, std::ve
   const char* first = static_cast<const char*>(message.buffer) + message.span_lb();
   return export_of(first, lent) == GDDT_OK && lent->size >= kDirectLeastAllocation &&
          type::encode_layout(*message.layout, kDirectMostPieces, wire);
-}
-
-// What the user queued on the legacy default stream before the call is done, so that the receiver
-// reads what it wrote (gddt's own packs are ordered after that stream alike).
-Status user_work_done(int device) {
-  gpu::DeviceGuard guard(device);
-  bool idle = false;
-  GDDT_CHECK(gpu::legacy_stream_idle(&idle));
-  return idle ? GDDT_OK : gpu::stream_synchronize(gpu::legacy_stream());
 }
 
 // Posts the header of the direct plane, with the sender's layout after it: the receiver may read
@@ -1470,10 +1698,11 @@ Status send_copy(PeerSend& send) {
 }
 
 // Ends a send's lending of its buffer (the direct plane) before the send completes: waits while
-// the receiver reads it; where the receiver has not begun, waits up to GDDT_PEER_DIRECT_PATIENCE
-// microseconds for it to, if it resolved a marker of the direct plane within that time before;
-// else takes the buffer back and sends a copy (send_copy). Every wait is bounded by the patience or
-// by a read under way, never by the receiver's next MPI call, so no program MPI lets finish hangs.
+// the receiver reads it or has it written (serve_asked_writes); where the receiver has not begun,
+// waits up to GDDT_PEER_DIRECT_PATIENCE microseconds for it to, if it resolved a marker of the
+// direct plane within that time before; else takes the buffer back and sends a copy (send_copy).
+// Every wait is bounded by the patience or by a move under way, never by the receiver's next MPI
+// call, so no program MPI lets finish hangs.
 Status settle_lent(PeerSend& send) {
   send.lent = false;
   std::atomic<std::uint32_t>& state = lent_state(node().slot, send.lent_slot);
@@ -1482,26 +1711,37 @@ Status settle_lent(PeerSend& send) {
   const bool receiver_active =
       start - node().table->entries[send.receiver_slot].resolved_direct_ns.load(std::memory_order_relaxed) <= patience;
   const std::int64_t deadline = receiver_active ? start + patience : start;
-  const std::uint32_t posted = lent_word(send.lent_generation, kLentPosted);
+  const std::uint32_t generation = send.lent_generation;
+  Writers& w = writers();
+  w.by_slot[send.lent_slot].store(&send, std::memory_order_release);
+  w.waiting.fetch_add(1, std::memory_order_acq_rel);
+  std::uint32_t posted = lent_word(generation, kLentPosted);
+  if (receiver_active)
+    state.compare_exchange_strong(posted, lent_word(generation, kLentWaiting), std::memory_order_acq_rel);
   // Meanwhile this process reads what was lent to its own receives that have arrived: two
   // processes that each wait for the other's read (a halo exchange completing its sends first)
   // then go on at once instead of after the patience. Not under MPI_THREAD_MULTIPLE, where
   // another thread may be completing those receives.
   int level = MPI_THREAD_SINGLE;
   PMPI_Query_thread(&level);
+  bool copy = false;
   for (;;) {
     std::uint32_t now = state.load(std::memory_order_acquire);
-    if (now == lent_word(send.lent_generation, kLentDone)) break;
-    if (now == posted && steady_ns() >= deadline &&
-        state.compare_exchange_strong(now, lent_word(send.lent_generation, kLentCopied), std::memory_order_acq_rel)) {
-      give_lent_slot(send.lent_slot);
-      return send_copy(send);
+    const LentState at = state_of(now);
+    if (at == kLentDone) break;
+    if ((at == kLentPosted || at == kLentWaiting) && steady_ns() >= deadline &&
+        state.compare_exchange_strong(now, lent_word(generation, kLentCopied), std::memory_order_acq_rel)) {
+      copy = true;
+      break;
     }
+    serve_asked_writes();
     if (level != MPI_THREAD_MULTIPLE) requests::finish_arrived_markers(MPI_COMM_NULL);
     sched_yield();
   }
+  w.waiting.fetch_sub(1, std::memory_order_acq_rel);
+  w.by_slot[send.lent_slot].store(nullptr, std::memory_order_release);
   give_lent_slot(send.lent_slot);
-  return GDDT_OK;
+  return copy ? send_copy(send) : GDDT_OK;
 }
 
 }  // namespace

@@ -452,6 +452,40 @@ void freed_communicator_delivers(const Context& context, const TypeCatalog& type
   P2P_EXPECT_SUCCESS(MPI_Comm_free(&comm));
 }
 
+// Messages of 2 MiB between buffers of allocations of their own, each side's layout another of
+// the same signature (64-byte blocks, 4-byte words, contiguous, a 3-D face), each pair in rounds
+// back to back: with CUDA IPC on device memory the direct plane moves them, the receiver reading
+// or the sender writing (GDDT_PEER_DIRECTION), each send waiting in MPI_Send while its receiver,
+// active from the round before, resolves it.
+void lent_layouts_cross(const Context& context, const TypeCatalog& types) {
+  struct Pair {
+    const char* send;
+    int send_count;
+    const char* recv;
+    int recv_count;
+  };
+  const Pair pairs[] = {{"vector_block64", 2048, "vector_block4", 8192},
+                        {"vector_block4", 8192, "int", 1 << 19},
+                        {"int", 1 << 19, "subarray3d_face_y", 4096},
+                        {"subarray3d_face_y", 4096, "vector_block64", 2048}};
+  int index = 0;
+  for (const Pair& pair : pairs) {
+    const TypeCase& send_type = types.named(pair.send);
+    const TypeCase& recv_type = types.named(pair.recv);
+    for (int round = 0; round < 3; ++round) {
+      RingMessage message(context, send_type, pair.send_count, recv_type, pair.recv_count, ++index);
+      MPI_Request request;
+      MPI_Status status;
+      P2P_EXPECT_SUCCESS(MPI_Irecv(message.recv.address(), pair.recv_count, recv_type.type, context.prev,
+                                   message.index(), MPI_COMM_WORLD, &request));
+      P2P_EXPECT_SUCCESS(MPI_Send(message.send.address(), pair.send_count, send_type.type, context.next,
+                                  message.index(), MPI_COMM_WORLD));
+      P2P_EXPECT_SUCCESS(MPI_Wait(&request, &status));
+      message.check(&status, std::string(pair.send) + " into " + pair.recv + ", round " + std::to_string(round));
+    }
+  }
+}
+
 // gddt counts what it does (gddt_counter, looked up so that a preloaded gddt serves too): every
 // side of a derived-type message it examines counts once, and a receive it stages (every
 // memory kind, GDDT_P2P_HOST=gddt) counts as staged (a send of the peer protocol counts as its
@@ -751,6 +785,7 @@ const std::pair<const char*, Case> kCases[] = {
     {"order_behind_forwarded", order_behind_forwarded},
     {"freed_receive_lands", freed_receive_lands},
     {"freed_communicator_delivers", freed_communicator_delivers},
+    {"lent_layouts_cross", lent_layouts_cross},
     {"counters_count_sides", counters_count_sides},
     {"staged_parts_counted", staged_parts_counted},
     {"bottom_with_absolute_addresses", bottom_with_absolute_addresses},
