@@ -99,6 +99,8 @@ struct NodeEntry {
   // the process as a receiver last resolved a marker of the direct plane (steady clock, ns).
   std::atomic<std::uint32_t> lent[kLentSlots];
   std::atomic<std::int64_t> resolved_direct_ns;
+  // How many of its threads are in MPI calls that may wait for another process (Presence).
+  std::atomic<int> present;
   // The cell (receiver's node slot * kWriteCells + cell) asking the sender of each lent slot to
   // write, set before the state turns kLentAsked.
   std::atomic<std::int32_t> asked_by[kLentSlots];
@@ -1436,6 +1438,19 @@ void release_unpacked() { send_held_releases(false); }
 
 // --- sending ---
 
+Presence::Presence() {
+  if (!active() || !node().all_gddt) return;
+  Node& n = node();
+  n.table->entries[n.slot].present.fetch_add(1, std::memory_order_relaxed);
+  counted_ = true;
+}
+
+Presence::~Presence() {
+  Node& n = node();
+  if (!counted_ || n.table == nullptr) return;  // MPI_Finalize unmapped the table meanwhile
+  n.table->entries[n.slot].present.fetch_sub(1, std::memory_order_relaxed);
+}
+
 bool agreed(MPI_Comm comm) { return channel_of(comm) != nullptr; }
 
 std::shared_ptr<Channel> channel_kept(MPI_Comm comm) {
@@ -1699,8 +1714,9 @@ Status send_copy(PeerSend& send) {
 
 // Ends a send's lending of its buffer (the direct plane) before the send completes: waits while
 // the receiver reads it or has it written (serve_asked_writes); where the receiver has not begun,
-// waits up to GDDT_PEER_DIRECT_PATIENCE microseconds for it to, if it resolved a marker of the
-// direct plane within that time before; else takes the buffer back and sends a copy (send_copy).
+// waits up to GDDT_PEER_DIRECT_PATIENCE microseconds for it to, if it is in an MPI call that may
+// wait (Presence) or resolved a marker of the direct plane within that time before; else takes the
+// buffer back and sends a copy (send_copy).
 // Every wait is bounded by the patience or by a move under way, never by the receiver's next MPI
 // call, so no program MPI lets finish hangs.
 Status settle_lent(PeerSend& send) {
@@ -1708,8 +1724,9 @@ Status settle_lent(PeerSend& send) {
   std::atomic<std::uint32_t>& state = lent_state(node().slot, send.lent_slot);
   const auto patience = static_cast<std::int64_t>(config::settings().peer_direct_patience) * 1000;
   const std::int64_t start = steady_ns();
-  const bool receiver_active =
-      start - node().table->entries[send.receiver_slot].resolved_direct_ns.load(std::memory_order_relaxed) <= patience;
+  const NodeEntry& receiver = node().table->entries[send.receiver_slot];
+  const bool receiver_active = receiver.present.load(std::memory_order_relaxed) > 0 ||
+                               start - receiver.resolved_direct_ns.load(std::memory_order_relaxed) <= patience;
   const std::int64_t deadline = receiver_active ? start + patience : start;
   const std::uint32_t generation = send.lent_generation;
   Writers& w = writers();
