@@ -979,6 +979,38 @@ Status unpack_remote(Operation& operation, const Header& header, std::int64_t by
   return GDDT_OK;
 }
 
+// Gathers the unpack of `bytes` packed bytes that lie in the sender's device scratch (as
+// unpack_remote moves them) where the GPU that reads writes the receive buffer itself: the stream
+// waits for the sender's pack, and the unpack joins `gathered` (*taken); else takes nothing.
+Status gather_unpack(Operation& operation, const Header& header, std::int64_t bytes, MPI_Comm data, int sender,
+                     std::vector<GatheredUnpack>* gathered, bool* taken) {
+  *taken = false;
+  const Message& message = operation.message;
+  int device = -1;
+  char* packed = nullptr;
+  GDDT_CHECK(reach_sender(message, header, &device, &packed));
+  if (!writes_directly(message, device)) return GDDT_OK;
+  gpu::DeviceGuard guard(device);
+  gpu::Stream stream = nullptr;
+  GDDT_CHECK(gpu::library_stream(device, &stream));
+  if (header.event_id != 0) {
+    gpu::Event packed_event = nullptr;
+    GDDT_CHECK(pack_event_of(header, device, &packed_event));
+    GDDT_CHECK(gpu::stream_wait_event(stream, packed_event));
+  }
+  GatheredUnpack unpack;
+  unpack.operation = &operation;
+  unpack.move = {pack::Window{message.layout.get(), message.count, 0, bytes}, message.buffer, packed};
+  unpack.device = device;
+  unpack.stream = stream;
+  unpack.data = data;
+  unpack.sender = sender;
+  unpack.transfer = header.transfer;
+  gathered->push_back(unpack);
+  *taken = true;
+  return GDDT_OK;
+}
+
 // Layouts of other processes' buffers (the direct plane), by their bytes, so that one read again
 // keeps what the backends attached to it (the CUDA backend's piece table on the GPU): at most
 // kMostRemoteLayouts, all forgotten when full (those in use live on with their messages).
@@ -1835,7 +1867,8 @@ Status post_header(Operation& operation) {
 
 // --- receiving ---
 
-Status resolve(Operation& operation, const MPI_Status& status, bool* handled, gpu::Stream* queued_on) {
+Status resolve(Operation& operation, const MPI_Status& status, bool* handled, gpu::Stream* queued_on,
+               std::vector<GatheredUnpack>* gathered) {
   *handled = false;
   if (queued_on != nullptr) *queued_on = nullptr;
   int count = 0;
@@ -1873,7 +1906,12 @@ Status resolve(Operation& operation, const MPI_Status& status, bool* handled, gp
       break;
     case Plane::kIpc: {
       gpu::Stream reading = nullptr;
-      if (!truncated && moved > 0) outcome = unpack_remote(operation, header, moved, queued_on ? &reading : nullptr);
+      bool taken = false;
+      if (!truncated && moved > 0 && gathered != nullptr && queued_on != nullptr)
+        outcome = gather_unpack(operation, header, moved, channel->data, status.MPI_SOURCE, gathered, &taken);
+      if (taken) break;  // queue_gathered unpacks it, then releases the scratch
+      if (!truncated && moved > 0 && !is_error(outcome))
+        outcome = unpack_remote(operation, header, moved, queued_on ? &reading : nullptr);
       // The sender's scratch is free again whatever became of the data; while the unpack still reads
       // it, the release waits for it.
       if (reading != nullptr && hold_release(reading, channel->data, status.MPI_SOURCE, header.transfer)) {
@@ -1901,6 +1939,49 @@ Status resolve(Operation& operation, const MPI_Status& status, bool* handled, gp
   }
   if (is_error(outcome)) return outcome;
   return truncated ? GDDT_ERR_TRUNCATE : GDDT_OK;
+}
+
+void queue_gathered(std::vector<GatheredUnpack>* gathered, std::vector<gpu::Stream>* queued) {
+  std::vector<GatheredUnpack>& all = *gathered;
+  // Those of one stream launch together, in the order they were resolved.
+  std::stable_sort(all.begin(), all.end(),
+                   [](const GatheredUnpack& a, const GatheredUnpack& b) { return a.stream < b.stream; });
+  std::vector<pack::WindowMove> moves;
+  for (std::size_t first = 0; first < all.size();) {
+    std::size_t end = first;
+    moves.clear();
+    for (; end < all.size() && all[end].stream == all[first].stream; ++end) moves.push_back(all[end].move);
+    const gpu::Stream stream = all[first].stream;
+    Status launched;
+    {
+      counters::Stopwatch moving(counters::Counter::kPeerRecvMoveNs);
+      launched = queue_windows(false, moves.data(), static_cast<int>(moves.size()), all[first].device, stream);
+    }
+    if (!is_error(launched) && moves.size() > 1)
+      counters::add(counters::Counter::kPeerIpcSharedUnpacks, static_cast<std::int64_t>(moves.size()));
+    bool left_running = false;
+    for (std::size_t i = first; i < end; ++i) {
+      const GatheredUnpack& unpack = all[i];
+      if (is_error(launched)) {
+        unpack.operation->early.status = launched;
+      } else {
+        counters::add(counters::Counter::kPeerIpcBytes, unpack.move.window.length);
+      }
+      // The sender's scratch is free again whatever became of the data; while the unpacks still
+      // read it, the release waits for them.
+      if (!is_error(launched) && hold_release(stream, unpack.data, unpack.sender, unpack.transfer)) {
+        left_running = true;
+        continue;
+      }
+      gpu::DeviceGuard guard(unpack.device);
+      const Status read = gpu::stream_synchronize(stream);
+      if (is_error(read) && !is_error(unpack.operation->early.status)) unpack.operation->early.status = read;
+      PMPI_Send(nullptr, 0, MPI_BYTE, unpack.sender, kReleaseTags + unpack.transfer, unpack.data);
+    }
+    if (left_running && std::find(queued->begin(), queued->end(), stream) == queued->end()) queued->push_back(stream);
+    first = end;
+  }
+  all.clear();
 }
 
 void correct_probe(MPI_Comm comm, MPI_Status* status) {

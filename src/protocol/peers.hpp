@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <memory>
+#include <vector>
 
 #include "protocol/requests.hpp"
 #include "protocol/transport.hpp"
@@ -98,12 +99,32 @@ Status post_header(Operation& operation);
 // the send's request completes and when its operation ends.
 Status finish_send(PeerSend& send);
 
+// An unpack out of a sender's scratch mapped through CUDA IPC that resolve() gathered instead of
+// launching it, for queue_gathered to launch with others; the stream already waits for the pack.
+struct GatheredUnpack {
+  Operation* operation = nullptr;
+  pack::WindowMove move;
+  int device = -1;
+  gpu::Stream stream = nullptr;
+  MPI_Comm data = MPI_COMM_NULL;  // where the release goes, to `sender` with the transfer's tag
+  int sender = -1;
+  int transfer = 0;
+};
+
 // Resolves a marker that completed `operation` (a watched receive) with `status`: moves the data it
 // stands for into the user's buffer and completes the transfer with the sender. *handled is false
 // when the message was no marker. With `queued_on`, the GPU may be left unpacking (*queued_on: its
 // stream, else null); the sender hears that its bytes were read once the unpack is done
-// (release_unpacked, progress).
-Status resolve(Operation& operation, const MPI_Status& status, bool* handled, gpu::Stream* queued_on = nullptr);
+// (release_unpacked, progress). With `gathered` too, an unpack out of a sender's scratch is added
+// there instead of being launched (queue_gathered launches it, and releases the scratch after).
+Status resolve(Operation& operation, const MPI_Status& status, bool* handled, gpu::Stream* queued_on = nullptr,
+               std::vector<GatheredUnpack>* gathered = nullptr);
+
+// Launches the gathered unpacks, those of one stream in as few launches as the backend takes
+// (pack::Backend::unpack_set), and holds each sender's release until its unpack is done; a failed
+// launch becomes its operations' outcome. Adds the streams left unpacking to *queued (synchronize
+// them, then release_unpacked) and empties `gathered`.
+void queue_gathered(std::vector<GatheredUnpack>* gathered, std::vector<gpu::Stream>* queued);
 
 // Tells senders whose bytes the unpacks left running by resolve() have read, for those done by now:
 // call after synchronizing the streams it returned.

@@ -198,9 +198,10 @@ namespace {
 
 // The bookkeeping part of finish(): marks the operation finished and says whether it is a receive
 // with bytes to move into the user's buffer (*received of them). A marker it resolves may leave the
-// GPU unpacking, where `resolved_on` allows it: *resolved_on is then the stream to synchronize.
+// GPU unpacking, where `resolved_on` allows it: *resolved_on is then the stream to synchronize; or,
+// with `gathered`, may add its unpack there (peers::queue_gathered launches it).
 bool takes_incoming(Operation& operation, int error, const MPI_Status& status, int* received,
-                    gpu::Stream* resolved_on) {
+                    gpu::Stream* resolved_on, std::vector<peers::GatheredUnpack>* gathered = nullptr) {
   operation.finished = true;
   operation.early = Outcome{};  // a library error at this completion is the caller's to return
   if (operation.kind == Operation::Kind::kSend || error != MPI_SUCCESS) return false;
@@ -214,7 +215,7 @@ bool takes_incoming(Operation& operation, int error, const MPI_Status& status, i
   *received = 0;
   if (operation.watches_markers) {
     bool handled = false;
-    operation.early.status = peers::resolve(operation, status, &handled, resolved_on);
+    operation.early.status = peers::resolve(operation, status, &handled, resolved_on, gathered);
     if (handled) return false;
   }
   if (!moves_packed_bytes(operation)) return true;  // the library wrote the typemap itself
@@ -261,6 +262,7 @@ void finish_receives(Operation* const* operations, const MPI_Status* statuses, i
                      std::vector<gpu::Stream>* queued) {
   std::vector<MessageMove> moves;
   std::vector<Operation*> members;
+  std::vector<peers::GatheredUnpack> gathered;
   gpu::Stream set_stream = nullptr;
   auto queue_set = [&] {
     if (members.empty()) return;
@@ -275,7 +277,7 @@ void finish_receives(Operation* const* operations, const MPI_Status* statuses, i
     if (operation.finished) continue;
     int received = 0;
     gpu::Stream resolved = nullptr;
-    if (!takes_incoming(operation, MPI_SUCCESS, statuses[i], &received, &resolved)) {
+    if (!takes_incoming(operation, MPI_SUCCESS, statuses[i], &received, &resolved, &gathered)) {
       note_stream(resolved, queued);
       continue;
     }
@@ -295,6 +297,7 @@ void finish_receives(Operation* const* operations, const MPI_Status* statuses, i
     members.push_back(&operation);
   }
   queue_set();
+  peers::queue_gathered(&gathered, queued);
 }
 
 }  // namespace gddt::protocol

@@ -153,7 +153,7 @@ gpu::WhileWaiting meanwhile_for(Operation& operation);
 Outcome finish(Operation& operation, int error, const MPI_Status& status, gpu::Stream* queued_on = nullptr);
 // finish() with `queued_on` for `count` receives whose requests completed without error, with
 // statuses[i] for operations[i]: the unpacks that are one launch each share launches, a set per
-// stream. Every stream left with work is added to *queued (once); failures are kept as each
+// stream, and so do those out of senders' scratch read through CUDA IPC (peers::queue_gathered). Every stream left with work is added to *queued (once); failures are kept as each
 // operation's early result.
 void finish_receives(Operation* const* operations, const MPI_Status* statuses, int count,
                      std::vector<gpu::Stream>* queued);
