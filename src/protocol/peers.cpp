@@ -76,8 +76,12 @@ constexpr LentState state_of(std::uint32_t word) { return static_cast<LentState>
 // of the receiver's node entry. Layouts larger than a cell are read instead.
 constexpr int kWriteCells = 4;
 constexpr std::size_t kWriteCellBytes = 2560;
+enum WriteAnswer : int { kUnanswered = 0, kWritten = 1, kDeclined = 2 };
 struct WriteCell {
   std::atomic<int> taken;
+  // The sender's answer, stored before the slot's state moves on: once done, the sender may give
+  // the slot to its next send at once, so the receiver may never see the slot done.
+  std::atomic<int> answer;
   std::uint32_t bytes;
   char request[kWriteCellBytes];
 };
@@ -1169,12 +1173,14 @@ void serve_asked_writes() {
     // Claimed: the send waits in settle_lent until its state is done, so it lives on meanwhile.
     const PeerSend* send = w.by_slot[slot].load(std::memory_order_acquire);
     const std::int32_t asker = n.table->entries[n.slot].asked_by[slot].load(std::memory_order_acquire);
-    Status written = GDDT_ERR_INTERNAL;
-    if (send != nullptr && asker >= 0 && asker < kMostLocal * kWriteCells) {
-      const WriteCell& cell = n.table->entries[asker / kWriteCells].write_cells[asker % kWriteCells];
-      written = write_lent(*send, cell.request, cell.bytes);
+    if (asker < 0 || asker >= kMostLocal * kWriteCells) {
+      state.store(lent_word(generation, kLentWaiting), std::memory_order_release);  // no cell to answer in
+      continue;
     }
+    WriteCell& cell = n.table->entries[asker / kWriteCells].write_cells[asker % kWriteCells];
+    const Status written = send != nullptr ? write_lent(*send, cell.request, cell.bytes) : GDDT_ERR_INTERNAL;
     if (is_error(written)) GDDT_LOG(kDebug, "declined to write a lent buffer: %s", status_name(written));
+    cell.answer.store(is_error(written) ? kDeclined : kWritten, std::memory_order_release);
     state.store(lent_word(generation, is_error(written) ? kLentWaiting : kLentDone), std::memory_order_release);
   }
 }
@@ -1305,6 +1311,7 @@ Asked ask_writer(const Operation& operation, const Header& header, std::int64_t 
   request.bytes = moved;
   request.count = message.count;
   request.layout_bytes = wire.size();
+  cell.answer.store(kUnanswered, std::memory_order_relaxed);
   std::memcpy(cell.request, &request, sizeof request);
   std::memcpy(cell.request + sizeof request, wire.data(), wire.size());
   cell.bytes = static_cast<std::uint32_t>(sizeof request + wire.size());
@@ -1314,21 +1321,26 @@ Asked ask_writer(const Operation& operation, const Header& header, std::int64_t 
   if (state.compare_exchange_strong(waiting, lent_word(generation, kLentAsked), std::memory_order_acq_rel)) {
     const std::int64_t deadline =
         steady_ns() + static_cast<std::int64_t>(config::settings().peer_direct_patience) * 1000;
+    // From asked the sender can only claim the request and answer it (or, finding no cell, go back
+    // to waiting): it copies only after a decline, which it answers first.
     for (;;) {
-      std::uint32_t now = state.load(std::memory_order_acquire);
-      const LentState at = state_of(now);
-      if (now >> kLentStateBits != generation || at == kLentCopied) {
-        outcome = Asked::kCopied;
-        break;
-      }
-      if (at == kLentDone) {
+      const int answer = cell.answer.load(std::memory_order_acquire);
+      if (answer == kWritten) {
         outcome = Asked::kWritten;
         break;
       }
-      if ((at == kLentWaiting || (at == kLentAsked && steady_ns() >= deadline)) &&
-          state.compare_exchange_strong(now, lent_word(generation, kLentReading), std::memory_order_acq_rel)) {
-        outcome = Asked::kRead;
+      if (answer == kDeclined) {
+        outcome = take_to_read(state, generation) ? Asked::kRead : Asked::kCopied;
         break;
+      }
+      std::uint32_t now = state.load(std::memory_order_acquire);
+      if (now == lent_word(generation, kLentWaiting) ||
+          (now == lent_word(generation, kLentAsked) && steady_ns() >= deadline)) {
+        if (state.compare_exchange_strong(now, lent_word(generation, kLentReading), std::memory_order_acq_rel)) {
+          outcome = Asked::kRead;
+          break;
+        }
+        continue;
       }
       serve_asked_writes();
       sched_yield();
@@ -1744,13 +1756,18 @@ Status send_copy(PeerSend& send) {
   return GDDT_OK;
 }
 
+// The longest a lent send waits for a receiver that keeps resolving lent messages, in patiences.
+constexpr std::int64_t kMostPatiences = 50;
+
 // Ends a send's lending of its buffer (the direct plane) before the send completes: waits while
 // the receiver reads it or has it written (serve_asked_writes); where the receiver has not begun,
 // waits up to GDDT_PEER_DIRECT_PATIENCE microseconds for it to, if it is in an MPI call that may
-// wait (Presence) or resolved a marker of the direct plane within that time before; else takes the
-// buffer back and sends a copy (send_copy).
-// Every wait is bounded by the patience or by a move under way, never by the receiver's next MPI
-// call, so no program MPI lets finish hangs.
+// wait (Presence) or resolved a marker of the direct plane within that time before, and longer
+// while it stays in such a call resolving such markers (up to kMostPatiences patiences: a receiver
+// working through a halo's faces on a GPU it shares with other processes takes more than one
+// patience); else takes the buffer back and sends a copy (send_copy). Every wait is bounded by the
+// patience or by a move under way, never by the receiver's next MPI call, so no program MPI lets
+// finish hangs.
 Status settle_lent(PeerSend& send) {
   send.lent = false;
   std::atomic<std::uint32_t>& state = lent_state(node().slot, send.lent_slot);
@@ -1759,7 +1776,8 @@ Status settle_lent(PeerSend& send) {
   const NodeEntry& receiver = node().table->entries[send.receiver_slot];
   const bool receiver_active = receiver.present.load(std::memory_order_relaxed) > 0 ||
                                start - receiver.resolved_direct_ns.load(std::memory_order_relaxed) <= patience;
-  const std::int64_t deadline = receiver_active ? start + patience : start;
+  std::int64_t deadline = receiver_active ? start + patience : start;
+  const std::int64_t last_deadline = start + kMostPatiences * patience;
   const std::uint32_t generation = send.lent_generation;
   Writers& w = writers();
   w.by_slot[send.lent_slot].store(&send, std::memory_order_release);
@@ -1778,10 +1796,18 @@ Status settle_lent(PeerSend& send) {
     std::uint32_t now = state.load(std::memory_order_acquire);
     const LentState at = state_of(now);
     if (at == kLentDone) break;
-    if ((at == kLentPosted || at == kLentWaiting) && steady_ns() >= deadline &&
-        state.compare_exchange_strong(now, lent_word(generation, kLentCopied), std::memory_order_acq_rel)) {
-      copy = true;
-      break;
+    const std::int64_t now_ns = steady_ns();
+    if ((at == kLentPosted || at == kLentWaiting) && now_ns >= deadline) {
+      const std::int64_t resolved = receiver.resolved_direct_ns.load(std::memory_order_relaxed);
+      if (receiver.present.load(std::memory_order_relaxed) > 0 && now_ns - resolved < patience &&
+          now_ns < last_deadline) {
+        deadline = std::min(resolved + patience, last_deadline);
+        continue;
+      }
+      if (state.compare_exchange_strong(now, lent_word(generation, kLentCopied), std::memory_order_acq_rel)) {
+        copy = true;
+        break;
+      }
     }
     serve_asked_writes();
     if (level != MPI_THREAD_MULTIPLE) requests::finish_arrived_markers(MPI_COMM_NULL);
