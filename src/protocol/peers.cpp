@@ -1805,6 +1805,9 @@ Status settle_lent(PeerSend& send) {
         continue;
       }
       if (state.compare_exchange_strong(now, lent_word(generation, kLentCopied), std::memory_order_acq_rel)) {
+        GDDT_LOG(kDebug, "lent send copied after %lld us: receiver %s, last resolved a lent message %lld us ago",
+                 static_cast<long long>((now_ns - start) / 1000), receiver.present.load() > 0 ? "present" : "absent",
+                 static_cast<long long>((now_ns - resolved) / 1000));
         copy = true;
         break;
       }
