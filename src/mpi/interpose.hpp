@@ -7,7 +7,6 @@
 
 #include "core/config.hpp"
 #include "protocol/deferred.hpp"
-#include "protocol/peers.hpp"
 #include "protocol/requests.hpp"
 
 #define GDDT_MPI_ENTRY extern "C" __attribute__((visibility("default")))
@@ -38,9 +37,6 @@ class BlockingCall {
   ~BlockingCall() { protocol::requests::progress_detached(); }
   BlockingCall(const BlockingCall&) = delete;
   BlockingCall& operator=(const BlockingCall&) = delete;
-
- private:
-  protocol::peers::Presence present_;
 };
 
 }  // namespace gddt::mpi

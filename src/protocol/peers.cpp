@@ -103,8 +103,6 @@ struct NodeEntry {
   // the process as a receiver last resolved a marker of the direct plane (steady clock, ns).
   std::atomic<std::uint32_t> lent[kLentSlots];
   std::atomic<std::int64_t> resolved_direct_ns;
-  // How many of its threads are in MPI calls that may wait for another process (Presence).
-  std::atomic<int> present;
   // The cell (receiver's node slot * kWriteCells + cell) asking the sender of each lent slot to
   // write, set before the state turns kLentAsked.
   std::atomic<std::int32_t> asked_by[kLentSlots];
@@ -1482,19 +1480,6 @@ void release_unpacked() { send_held_releases(false); }
 
 // --- sending ---
 
-Presence::Presence() {
-  if (!active() || !node().all_gddt) return;
-  Node& n = node();
-  n.table->entries[n.slot].present.fetch_add(1, std::memory_order_relaxed);
-  counted_ = true;
-}
-
-Presence::~Presence() {
-  Node& n = node();
-  if (!counted_ || n.table == nullptr) return;  // MPI_Finalize unmapped the table meanwhile
-  n.table->entries[n.slot].present.fetch_sub(1, std::memory_order_relaxed);
-}
-
 bool agreed(MPI_Comm comm) { return channel_of(comm) != nullptr; }
 
 std::shared_ptr<Channel> channel_kept(MPI_Comm comm) {
@@ -1756,28 +1741,20 @@ Status send_copy(PeerSend& send) {
   return GDDT_OK;
 }
 
-// The longest a lent send waits for a receiver that keeps resolving lent messages, in patiences.
-constexpr std::int64_t kMostPatiences = 50;
-
 // Ends a send's lending of its buffer (the direct plane) before the send completes: waits while
 // the receiver reads it or has it written (serve_asked_writes); where the receiver has not begun,
-// waits up to GDDT_PEER_DIRECT_PATIENCE microseconds for it to, if it is in an MPI call that may
-// wait (Presence) or resolved a marker of the direct plane within that time before, and longer
-// while it stays in such a call resolving such markers (up to kMostPatiences patiences: a receiver
-// working through a halo's faces on a GPU it shares with other processes takes more than one
-// patience); else takes the buffer back and sends a copy (send_copy). Every wait is bounded by the
-// patience or by a move under way, never by the receiver's next MPI call, so no program MPI lets
-// finish hangs.
+// waits up to GDDT_PEER_DIRECT_PATIENCE microseconds for it to, if it resolved a marker of the
+// direct plane within that time before; else takes the buffer back and sends a copy (send_copy).
+// Every wait is bounded by the patience or by a move under way, never by the receiver's next MPI
+// call, so no program MPI lets finish hangs.
 Status settle_lent(PeerSend& send) {
   send.lent = false;
   std::atomic<std::uint32_t>& state = lent_state(node().slot, send.lent_slot);
   const auto patience = static_cast<std::int64_t>(config::settings().peer_direct_patience) * 1000;
   const std::int64_t start = steady_ns();
   const NodeEntry& receiver = node().table->entries[send.receiver_slot];
-  const bool receiver_active = receiver.present.load(std::memory_order_relaxed) > 0 ||
-                               start - receiver.resolved_direct_ns.load(std::memory_order_relaxed) <= patience;
-  std::int64_t deadline = receiver_active ? start + patience : start;
-  const std::int64_t last_deadline = start + kMostPatiences * patience;
+  const bool receiver_active = start - receiver.resolved_direct_ns.load(std::memory_order_relaxed) <= patience;
+  const std::int64_t deadline = receiver_active ? start + patience : start;
   const std::uint32_t generation = send.lent_generation;
   Writers& w = writers();
   w.by_slot[send.lent_slot].store(&send, std::memory_order_release);
@@ -1797,20 +1774,13 @@ Status settle_lent(PeerSend& send) {
     const LentState at = state_of(now);
     if (at == kLentDone) break;
     const std::int64_t now_ns = steady_ns();
-    if ((at == kLentPosted || at == kLentWaiting) && now_ns >= deadline) {
-      const std::int64_t resolved = receiver.resolved_direct_ns.load(std::memory_order_relaxed);
-      if (receiver.present.load(std::memory_order_relaxed) > 0 && now_ns - resolved < patience &&
-          now_ns < last_deadline) {
-        deadline = std::min(resolved + patience, last_deadline);
-        continue;
-      }
-      if (state.compare_exchange_strong(now, lent_word(generation, kLentCopied), std::memory_order_acq_rel)) {
-        GDDT_LOG(kDebug, "lent send copied after %lld us: receiver %s, last resolved a lent message %lld us ago",
-                 static_cast<long long>((now_ns - start) / 1000), receiver.present.load() > 0 ? "present" : "absent",
-                 static_cast<long long>((now_ns - resolved) / 1000));
-        copy = true;
-        break;
-      }
+    if ((at == kLentPosted || at == kLentWaiting) && now_ns >= deadline &&
+        state.compare_exchange_strong(now, lent_word(generation, kLentCopied), std::memory_order_acq_rel)) {
+      GDDT_LOG(kDebug, "lent send copied after %lld us: the receiver last resolved a lent message %lld us ago",
+               static_cast<long long>((now_ns - start) / 1000),
+               static_cast<long long>((now_ns - receiver.resolved_direct_ns.load(std::memory_order_relaxed)) / 1000));
+      copy = true;
+      break;
     }
     serve_asked_writes();
     if (level != MPI_THREAD_MULTIPLE) requests::finish_arrived_markers(MPI_COMM_NULL);

@@ -47,19 +47,6 @@ void on_comm_freed(MPI_Comm comm);
 // Before MPI_Finalize: completes what lingers and frees every private communicator.
 void finalize();
 
-// Held by this process's calls that may wait for another process: a sender whose receiver is in
-// one waits for it to take a lent buffer (the direct plane) instead of sending a copy at once.
-class Presence {
- public:
-  Presence();
-  ~Presence();
-  Presence(const Presence&) = delete;
-  Presence& operator=(const Presence&) = delete;
-
- private:
-  bool counted_ = false;
-};
-
 // Whether `comm` is agreed: its messages between gddt processes may take the peer protocol.
 bool agreed(MPI_Comm comm);
 
