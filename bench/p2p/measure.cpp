@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "checks.hpp"
 
@@ -47,7 +48,7 @@ void Expectation::fill_send_buffers(Workspace& workspace) const {
 }
 
 void Expectation::reset_receive_buffer(const TransferMethod& method, const Case& message, Workspace& workspace) const {
-  if (method.moves_contiguous_bytes()) {
+  if (method.moves_contiguous_bytes() || method.receives_packed()) {
     workspace.contig_recv().upload(before_.data(), message.packed);
   } else {
     workspace.typed_recv().upload(before_.data(), message.extent);
@@ -72,6 +73,13 @@ std::string Expectation::check(const TransferMethod& method, const Case& message
     received_.resize(message.packed / 4);
     workspace.contig_recv().download(received_.data(), message.packed);
     return first_difference(received_, peer_pattern_.data(), received_.size());
+  }
+  if (method.receives_packed()) {
+    received_.resize(message.packed / 4);
+    workspace.contig_recv().download(received_.data(), message.packed);
+    expected_packed_.resize(message.packed / 4);
+    std::memcpy(expected_packed_.data(), packed_.data(), std::min(packed_.size(), message.packed));
+    return first_difference(received_, expected_packed_.data(), received_.size());
   }
   received_.resize(message.extent / 4);
   workspace.typed_recv().download(received_.data(), message.extent);

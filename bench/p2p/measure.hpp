@@ -41,7 +41,7 @@ class Expectation {
   std::string check(const TransferMethod& method, const Case& message, Workspace& workspace);
 
  private:
-  std::vector<std::uint32_t> own_pattern_, peer_pattern_, before_, expected_typed_, received_;
+  std::vector<std::uint32_t> own_pattern_, peer_pattern_, before_, expected_typed_, expected_packed_, received_;
   std::vector<char> packed_;
 };
 

@@ -14,13 +14,15 @@ namespace {
 constexpr int kDataTag = 100;
 
 // MPI_Send or MPI_Isend windows of (buffer, count, type): "gddt" through the plain calls,
-// "raw-mpi" and "contig-device" straight to the library.
+// "gddt-packed" likewise but received as MPI_PACKED, "raw-mpi" and "contig-device" straight to the
+// library.
 class DirectMethod final : public TransferMethod {
  public:
-  DirectMethod(const PointToPointCalls& calls, bool contiguous, const Link& link)
-      : calls_(calls), contiguous_(contiguous), link_(link) {}
+  DirectMethod(const PointToPointCalls& calls, bool contiguous, const Link& link, bool packed_receive = false)
+      : calls_(calls), contiguous_(contiguous), packed_receive_(packed_receive), link_(link) {}
 
   bool moves_contiguous_bytes() const override { return contiguous_; }
+  bool receives_packed() const override { return packed_receive_; }
 
   void send(const Case& message, Workspace& workspace) override {
     const Message out = outgoing(message, workspace);
@@ -64,11 +66,13 @@ class DirectMethod final : public TransferMethod {
 
   Message incoming(const Case& message, Workspace& workspace) const {
     if (contiguous_) return {workspace.contig_recv().data(), static_cast<int>(message.packed), MPI_BYTE};
+    if (packed_receive_) return {workspace.contig_recv().data(), static_cast<int>(message.packed), MPI_PACKED};
     return {workspace.typed_recv().data(), message.count, message.type};
   }
 
   const PointToPointCalls& calls_;
   bool contiguous_;
+  bool packed_receive_;
   Link link_;
   std::vector<MPI_Request> requests_;
 };
@@ -322,6 +326,7 @@ void TransferMethod::recv_window(const Case& message, Workspace& workspace, int 
 std::unique_ptr<TransferMethod> make_method(Method method, const Link& link) {
   switch (method) {
     case Method::kGddt: return std::make_unique<DirectMethod>(user_calls(), false, link);
+    case Method::kGddtPacked: return std::make_unique<DirectMethod>(user_calls(), false, link, true);
     case Method::kCpy2d: return std::make_unique<Cpy2dMethod>(link);
     case Method::kPipeline: return std::make_unique<PipelineMethod>(link);
     case Method::kContigDevice: return std::make_unique<DirectMethod>(library_calls(), true, link);
@@ -334,7 +339,8 @@ std::unique_ptr<TransferMethod> make_method(Method method, const Link& link) {
 
 std::string unavailable_reason(Method method, const MemoryPair& memory, bool cuda_aware, bool gddt_usable) {
   const bool any_device = memory.rank0 == MemoryKind::kDevice || memory.rank1 == MemoryKind::kDevice;
-  if (method == Method::kGddt && !gddt_usable) return "gddt is not loaded, or GDDT_DISABLE is set";
+  if ((method == Method::kGddt || method == Method::kGddtPacked) && !gddt_usable)
+    return "gddt is not loaded, or GDDT_DISABLE is set";
   if (method == Method::kContigDevice && any_device && !cuda_aware) return "the MPI is not CUDA-aware";
   if (method == Method::kDeviceCopy && (memory.rank0 != MemoryKind::kDevice || memory.rank1 != MemoryKind::kDevice)) {
     return "a device-to-device copy needs device memory on both ranks";

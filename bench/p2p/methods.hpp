@@ -38,6 +38,8 @@ class TransferMethod {
   // True when the method moves the packed byte count as plain contiguous bytes (the ceiling
   // methods) instead of the datatype.
   virtual bool moves_contiguous_bytes() const { return false; }
+  // True when the datatype is sent and received as MPI_PACKED into the contiguous receive buffer.
+  virtual bool receives_packed() const { return false; }
   virtual void send(const Case& message, Workspace& workspace) = 0;
   virtual void recv(const Case& message, Workspace& workspace) = 0;
   // `messages` back-to-back messages (a bandwidth window); by default one after the other.

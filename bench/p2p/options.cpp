@@ -17,7 +17,7 @@ code and with the MPI library alone. Two ranks.
   --sizes A:B[:F]    packed bytes A, A*F, ... up to B (default 4:64M:4); or a list 4K,4M
   --memory LIST      rank0:rank1 memory, each device|host, e.g. device:device,device:host
                      (default device:device; d:h is short for device:host)
-  --methods LIST     gddt,cpy2d,pipeline,contig-device,contig-staged,raw-mpi,d2d-copy
+  --methods LIST     gddt,gddt-packed,cpy2d,pipeline,contig-device,contig-staged,raw-mpi,d2d-copy
                      (default: all)
   --tests LIST       latency,bandwidth (default: both)
   --iterations N     most timed iterations per measurement (default 200)
@@ -36,7 +36,8 @@ code and with the MPI library alone. Two ranks.
   --help
 
 Methods: gddt = MPI_Send/MPI_Recv (MPI_Isend/MPI_Irecv windows) of the datatype on the user
-buffers; cpy2d = cudaMemcpy2D into a host buffer of the same layout, then MPI_Send of the host
+buffers; gddt-packed = the same sends, received as MPI_PACKED into a contiguous buffer of the
+packed byte count; cpy2d = cudaMemcpy2D into a host buffer of the same layout, then MPI_Send of the host
 datatype, mirrored on the receiver (Fig. 4(a) of the MVAPICH2 paper); pipeline = chunked pack
 kernel, cudaMemcpyAsync to pinned memory and one MPI_Isend per chunk, mirrored (Fig. 4(b));
 contig-device = the packed byte count sent contiguous from device memory; contig-staged = the
@@ -137,6 +138,7 @@ std::string MemoryPair::name() const {
 const char* method_name(Method method) {
   switch (method) {
     case Method::kGddt: return "gddt";
+    case Method::kGddtPacked: return "gddt-packed";
     case Method::kCpy2d: return "cpy2d";
     case Method::kPipeline: return "pipeline";
     case Method::kContigDevice: return "contig-device";
@@ -148,7 +150,7 @@ const char* method_name(Method method) {
 }
 
 const std::vector<Method>& all_methods() {
-  static const std::vector<Method> methods = {Method::kGddt,         Method::kCpy2d,        Method::kPipeline,
+  static const std::vector<Method> methods = {Method::kGddt,         Method::kGddtPacked,   Method::kCpy2d,        Method::kPipeline,
                                               Method::kContigDevice, Method::kContigStaged, Method::kRawMpi,
                                               Method::kDeviceCopy};
   return methods;
