@@ -981,6 +981,12 @@ Status unpack_remote(Operation& operation, const Header& header, std::int64_t by
   return GDDT_OK;
 }
 
+// The largest message whose unpack out of a sender's scratch waits to share a launch: from 1 MiB,
+// windows across two H200s ran 0.88-0.95x as fast with shared launches at 4 MiB (each set starts
+// once its last member's pack is done, where alone each starts as soon as its own is) and
+// 0.95-1.04x at 1 MiB (performance.md).
+constexpr std::int64_t kGatheredMost = (1 << 20) - 1;
+
 // Gathers the unpack of `bytes` packed bytes that lie in the sender's device scratch (as
 // unpack_remote moves them) where the GPU that reads writes the receive buffer itself: the stream
 // waits for the sender's pack, and the unpack joins `gathered` (*taken); else takes nothing.
@@ -1246,10 +1252,18 @@ double mean_run(const Message& message) {
   return blocks > 0 ? static_cast<double>(layout.size) / static_cast<double>(blocks) : 0.0;
 }
 
+// GDDT_PEER_DIRECTION=auto's model, from two H200s joined by NVLink (performance.md): the sender
+// writes where its runs are shorter than kWriteRunsBelow bytes and the receive's at least
+// kWriteRunsApart times as long, so that the side whose accesses cross the link is much the
+// denser: 4-byte vectors and a 3-D face received as MPI_PACKED moved 1.2x and 2.8-4.3x as fast
+// written at 2-4 MiB, where 64-byte vectors so received (0.95x) and every type received as itself
+// (0.85-0.91x) moved faster read. On one GPU no access crosses a link: the receiver reads, which
+// needs no answer from the sender.
+constexpr double kWriteRunsBelow = 64;
+constexpr double kWriteRunsApart = 4;
+
 // Whether the receive of `message` asks the sender of a lent buffer (`theirs`, on GPU `source` of
-// this process) to write into it rather than reading it (GDDT_PEER_DIRECTION). auto asks across two
-// GPUs where the receive's runs are at least as long as the send's: the side whose accesses cross
-// the link is then the denser one, and writes cross it without waiting for a reply.
+// this process) to write into it rather than reading it (GDDT_PEER_DIRECTION).
 bool asks_to_write(const Message& message, const Message& theirs, int source) {
   switch (config::peer_direction()) {
     case config::PeerDirection::kRead:
@@ -1259,7 +1273,9 @@ bool asks_to_write(const Message& message, const Message& theirs, int source) {
     case config::PeerDirection::kAuto:
       break;
   }
-  return source >= 0 && message.kind.device != source && mean_run(message) >= mean_run(theirs);
+  const double sent_runs = mean_run(theirs);
+  return source >= 0 && message.kind.device != source && sent_runs < kWriteRunsBelow &&
+         mean_run(message) >= kWriteRunsApart * sent_runs;
 }
 
 // Takes a lent buffer to read it (from kLentPosted or kLentWaiting); false where the sender took it
@@ -1906,7 +1922,7 @@ Status resolve(Operation& operation, const MPI_Status& status, bool* handled, gp
     case Plane::kIpc: {
       gpu::Stream reading = nullptr;
       bool taken = false;
-      if (!truncated && moved > 0 && gathered != nullptr && queued_on != nullptr)
+      if (!truncated && moved > 0 && moved <= kGatheredMost && gathered != nullptr && queued_on != nullptr)
         outcome = gather_unpack(operation, header, moved, channel->data, status.MPI_SOURCE, gathered, &taken);
       if (taken) break;  // queue_gathered unpacks it, then releases the scratch
       if (!truncated && moved > 0 && !is_error(outcome))
