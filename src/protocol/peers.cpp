@@ -1257,7 +1257,7 @@ double mean_run(const Message& message) {
 // kWriteRunsApart times as long, so that the side whose accesses cross the link is much the
 // denser: 4-byte vectors and a 3-D face received as MPI_PACKED moved 1.2x and 2.8-4.3x as fast
 // written at 2-4 MiB, where 64-byte vectors so received (0.95x) and every type received as itself
-// (0.85-0.91x) moved faster read. On one GPU no access crosses a link: the receiver reads, which
+// (0.79-0.94x) moved faster read. On one GPU no access crosses a link: the receiver reads, which
 // needs no answer from the sender.
 constexpr double kWriteRunsBelow = 64;
 constexpr double kWriteRunsApart = 4;
