@@ -948,6 +948,15 @@ Status land_and_unpack(Operation& operation, const void* packed, std::int64_t by
   return unpack_message(message, landing, bytes, nullptr, meanwhile_for(operation), operation.ordering);
 }
 
+// gddt's stream of GPU `device` (the current one), made to wait for the sender's pack of `header`.
+Status stream_after_pack(const Header& header, int device, gpu::Stream* stream) {
+  GDDT_CHECK(gpu::library_stream(device, stream));
+  if (header.event_id == 0) return GDDT_OK;
+  gpu::Event packed_event = nullptr;
+  GDDT_CHECK(pack_event_of(header, device, &packed_event));
+  return gpu::stream_wait_event(*stream, packed_event);
+}
+
 // Unpacks `bytes` packed bytes that lie in the sender's device scratch, mapped here through CUDA
 // IPC: one kernel reading them across where the receive buffer is device-accessible on the GPU
 // that reads (or pinned), else a copy into staging first. With `queued_on`, the kernel may be left
@@ -960,12 +969,7 @@ Status unpack_remote(Operation& operation, const Header& header, std::int64_t by
   counters::Stopwatch moving(counters::Counter::kPeerRecvMoveNs);
   gpu::DeviceGuard guard(device);
   gpu::Stream stream = nullptr;
-  GDDT_CHECK(gpu::library_stream(device, &stream));
-  if (header.event_id != 0) {
-    gpu::Event packed_event = nullptr;
-    GDDT_CHECK(pack_event_of(header, device, &packed_event));
-    GDDT_CHECK(gpu::stream_wait_event(stream, packed_event));
-  }
+  GDDT_CHECK(stream_after_pack(header, device, &stream));
   if (writes_directly(message, device)) {
     const pack::Window window{message.layout.get(), message.count, 0, bytes};
     GDDT_CHECK(within(GDDT_MEMORY_DEVICE).unpack(window, message.buffer, packed, stream));
@@ -1000,12 +1004,7 @@ Status gather_unpack(Operation& operation, const Header& header, std::int64_t by
   if (!writes_directly(message, device)) return GDDT_OK;
   gpu::DeviceGuard guard(device);
   gpu::Stream stream = nullptr;
-  GDDT_CHECK(gpu::library_stream(device, &stream));
-  if (header.event_id != 0) {
-    gpu::Event packed_event = nullptr;
-    GDDT_CHECK(pack_event_of(header, device, &packed_event));
-    GDDT_CHECK(gpu::stream_wait_event(stream, packed_event));
-  }
+  GDDT_CHECK(stream_after_pack(header, device, &stream));
   GatheredUnpack unpack;
   unpack.operation = &operation;
   unpack.move = {pack::Window{message.layout.get(), message.count, 0, bytes}, message.buffer, packed};
@@ -1050,13 +1049,28 @@ Status remote_layout(const char* wire, std::size_t size, std::shared_ptr<const t
   return GDDT_OK;
 }
 
+// Queues on `stream` one kernel moving the first `bytes` packed bytes of `from` into `to`, both
+// reachable from the stream's GPU: the pack of `from` into a contiguous `to`, the unpack of `to`
+// out of a contiguous `from`, or the backend's transcribe from one layout into the other.
+// *served is false where none can (the transcribe declines); nothing is queued then.
+Status move_in_one_kernel(const Message& from, const Message& to, std::int64_t bytes, gpu::Stream stream,
+                          bool* served) {
+  const pack::Backend& backend = within(GDDT_MEMORY_DEVICE);
+  const pack::Window read{from.layout.get(), from.count, 0, bytes};
+  const pack::Window written{to.layout.get(), to.count, 0, bytes};
+  *served = true;
+  if (to.contiguous()) return backend.pack(read, from.buffer, to.first_byte(), stream);
+  if (from.contiguous()) return backend.unpack(written, to.buffer, from.first_byte(), stream);
+  *served = false;
+  if (backend.transcribe == nullptr) return GDDT_OK;
+  return backend.transcribe(read, from.buffer, written, to.buffer, stream, served);
+}
+
 // Moves the first `bytes` packed bytes of the sender's own buffer (the direct plane; `theirs`: its
-// layout and count), mapped here through CUDA IPC, into the receive buffer on the GPU that reads (reading_gpu), and returns once
-// they are in place: one kernel (the pack of the sender's layout into a contiguous receive
-// buffer, the unpack of the receive's layout out of the sender's contiguous bytes, or the
-// backend's transcribe from one layout into the other), else a pack into device scratch here and
-// an unpack out of it (where transcribe declines); through host staging where the receive buffer
-// is out of that GPU's reach.
+// layout and count), mapped here through CUDA IPC, into the receive buffer on the GPU that reads
+// (reading_gpu), and returns once they are in place: one kernel (move_in_one_kernel), else a pack
+// into device scratch here and an unpack out of it (where transcribe declines); through host
+// staging where the receive buffer is out of that GPU's reach.
 Status read_lent(Operation& operation, const Header& header, Message theirs, std::int64_t bytes) {
   if (theirs.bytes() < bytes) return GDDT_ERR_INTERNAL;
   const Message& message = operation.message;
@@ -1073,12 +1087,7 @@ Status read_lent(Operation& operation, const Header& header, Message theirs, std
   const pack::Window to{message.layout.get(), message.count, 0, bytes};
   const bool reachable = writes_directly(message, device);
   bool served = false;
-  if (reachable && message.contiguous()) {
-    GDDT_CHECK(backend.pack(from, theirs.buffer, message.first_byte(), stream));
-    served = true;
-  } else if (reachable && !theirs.contiguous() && backend.transcribe != nullptr) {
-    GDDT_CHECK(backend.transcribe(from, theirs.buffer, to, message.buffer, stream, &served));
-  }
+  if (reachable) GDDT_CHECK(move_in_one_kernel(theirs, message, bytes, stream, &served));
   Staging scratch;
   if (served) {
     GDDT_CHECK(gpu::stream_synchronize(stream));
@@ -1118,10 +1127,9 @@ Writers& writers() {
 
 // Writes the first request.bytes packed bytes of lent send `send` into the receive buffer that the
 // request (a Header and the receive's layout) names, mapped here through CUDA IPC: one kernel on the
-// send's GPU (the pack of the send's layout into a contiguous receive buffer, the unpack of the
-// receive's layout out of a contiguous send buffer, or the backend's transcribe from one layout
-// into the other); returns once the bytes are in place. GDDT_ERR_UNSUPPORTED where the send's GPU
-// does not reach the receive buffer's, or no one kernel moves the bytes (the receiver then reads).
+// send's GPU (move_in_one_kernel); returns once the bytes are in place. GDDT_ERR_UNSUPPORTED where
+// the send's GPU does not reach the receive buffer's, or no one kernel moves the bytes (the
+// receiver then reads).
 Status write_lent(const PeerSend& send, const char* request_bytes, std::size_t size) {
   Header request;
   if (size < sizeof request) return GDDT_ERR_INTERNAL;
@@ -1143,19 +1151,9 @@ Status write_lent(const PeerSend& send, const char* request_bytes, std::size_t s
   gpu::DeviceGuard guard(device);
   gpu::Stream stream = nullptr;
   GDDT_CHECK(gpu::library_stream(device, &stream));
-  const pack::Backend& backend = within(GDDT_MEMORY_DEVICE);
-  const pack::Window from{mine.layout.get(), mine.count, 0, bytes};
-  const pack::Window to{theirs.layout.get(), theirs.count, 0, bytes};
-  if (theirs.contiguous()) {
-    GDDT_CHECK(backend.pack(from, mine.buffer, theirs.first_byte(), stream));
-  } else if (mine.contiguous()) {
-    GDDT_CHECK(backend.unpack(to, theirs.buffer, mine.first_byte(), stream));
-  } else {
-    bool served = false;
-    if (backend.transcribe != nullptr)
-      GDDT_CHECK(backend.transcribe(from, mine.buffer, to, theirs.buffer, stream, &served));
-    if (!served) return GDDT_ERR_UNSUPPORTED;
-  }
+  bool served = false;
+  GDDT_CHECK(move_in_one_kernel(mine, theirs, bytes, stream, &served));
+  if (!served) return GDDT_ERR_UNSUPPORTED;
   GDDT_CHECK(gpu::stream_synchronize(stream));
   counters::add(counters::Counter::kPeerDirectWrites, 1);
   return GDDT_OK;
