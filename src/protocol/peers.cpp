@@ -26,6 +26,7 @@
 #include "core/event_pool.hpp"
 #include "core/log.hpp"
 #include "protocol/cuda_awareness.hpp"
+#include "protocol/lending.hpp"
 #include "pack/engine.hpp"
 #include "type/wire.hpp"
 
@@ -48,40 +49,18 @@ constexpr int kMostGpus = 8;
 
 enum Seal : int { kUnsealed = 0, kAllGddt = 1, kRaw = 2 };
 
-// A lent buffer's state (the direct plane) in the node table: the sender posts it, and marks it
-// waiting while it waits in an MPI call for its receiver. The receiver takes it to read (then marks
-// it done); or, while the sender waits, asks the sender to write into the receive buffer instead:
-// the sender claims the request, writes and marks it done, or declines (waiting again), and a
-// receiver whose request was not claimed within the patience takes it back to read. Or the
-// receiver finds that the sender, completing first, took the buffer back to send a copy. The slot's
-// generation (the word's high bits) tells its sends apart.
+// The lent slots of a process (the direct plane): one word each in its node entry, moved on by the
+// sender and its receiver as lending.hpp says.
 constexpr int kLentSlots = 128;
-enum LentState : std::uint32_t {
-  kLentPosted = 1,
-  kLentReading = 2,
-  kLentDone = 3,
-  kLentCopied = 4,
-  kLentWaiting = 5,
-  kLentAsked = 6,
-  kLentWriting = 7,
-};
-constexpr int kLentStateBits = 3;
-constexpr std::uint32_t lent_word(std::uint32_t generation, LentState state) {
-  return (generation << kLentStateBits) | state;
-}
-constexpr LentState state_of(std::uint32_t word) { return static_cast<LentState>(word & ((1u << kLentStateBits) - 1)); }
 
 // A receiver's request that a sender write into its buffer: the receive's Header (its buffer named
 // as a CUDA IPC export, its count and the packed bytes to move) with its layout after it, in a cell
 // of the receiver's node entry. Layouts larger than a cell are read instead.
 constexpr int kWriteCells = 4;
 constexpr std::size_t kWriteCellBytes = 2560;
-enum WriteAnswer : int { kUnanswered = 0, kWritten = 1, kDeclined = 2 };
 struct WriteCell {
   std::atomic<int> taken;
-  // The sender's answer, stored before the slot's state moves on: once done, the sender may give
-  // the slot to its next send at once, so the receiver may never see the slot done.
-  std::atomic<int> answer;
+  lending::AnswerCell answer;
   std::uint32_t bytes;
   char request[kWriteCellBytes];
 };
@@ -99,12 +78,12 @@ struct NodeEntry {
   // Where its device receives land: 1 + the index in `uuids` of the GPU of its latest one, 0 before
   // the first. Senders read it to tell whether CUDA IPC would cross between two GPUs.
   std::atomic<int> receiving_gpu_plus_one;
-  // The direct plane: the state of each send that lends its buffer, by slot (lent_word), and when
+  // The direct plane: the state of each send that lends its buffer, by slot (lending.hpp), and when
   // the process as a receiver last resolved a marker of the direct plane (steady clock, ns).
-  std::atomic<std::uint32_t> lent[kLentSlots];
+  lending::Slot lent[kLentSlots];
   std::atomic<std::int64_t> resolved_direct_ns;
   // The cell (receiver's node slot * kWriteCells + cell) asking the sender of each lent slot to
-  // write, set before the state turns kLentAsked.
+  // write, set before the slot turns asked.
   std::atomic<std::int32_t> asked_by[kLentSlots];
   WriteCell write_cells[kWriteCells];
 };
@@ -145,7 +124,7 @@ LentSlots& lent_slots() {
   return *instance;
 }
 
-std::atomic<std::uint32_t>& lent_state(int owner, int slot) { return node().table->entries[owner].lent[slot]; }
+lending::Slot& lent_state(int owner, int slot) { return node().table->entries[owner].lent[slot]; }
 
 // Takes an idle slot and posts it at its next generation; false when every slot is lent.
 bool take_lent_slot(int* slot, std::uint32_t* generation) {
@@ -154,8 +133,8 @@ bool take_lent_slot(int* slot, std::uint32_t* generation) {
   if (slots.idle.empty()) return false;
   *slot = slots.idle.back();
   slots.idle.pop_back();
-  *generation = ++slots.generation[*slot] & ((1u << (32 - kLentStateBits)) - 1);
-  lent_state(node().slot, *slot).store(lent_word(*generation, kLentPosted), std::memory_order_release);
+  *generation = ++slots.generation[*slot] & (lending::kGenerations - 1);
+  lending::post(lent_state(node().slot, *slot), *generation);
   return true;
 }
 
@@ -1160,30 +1139,27 @@ Status write_lent(const PeerSend& send, const char* request_bytes, std::size_t s
 }
 
 // Serves the requests to write that receivers put to this process's waiting sends: claims each
-// (kLentAsked to kLentWriting), writes and marks it done; where the write fails, declines it
-// (kLentWaiting again) and the receiver reads.
+// (lending::claim), writes and answers written; where the write fails, answers declined and the
+// receiver reads.
 void serve_asked_writes() {
   Writers& w = writers();
   if (w.waiting.load(std::memory_order_acquire) == 0) return;
   Node& n = node();
   for (int slot = 0; slot < kLentSlots; ++slot) {
-    std::atomic<std::uint32_t>& state = lent_state(n.slot, slot);
-    std::uint32_t now = state.load(std::memory_order_acquire);
-    if (state_of(now) != kLentAsked) continue;
-    const std::uint32_t generation = now >> kLentStateBits;
-    if (!state.compare_exchange_strong(now, lent_word(generation, kLentWriting), std::memory_order_acq_rel)) continue;
-    // Claimed: the send waits in settle_lent until its state is done, so it lives on meanwhile.
+    lending::Slot& state = lent_state(n.slot, slot);
+    std::uint32_t generation = 0;
+    if (!lending::claim(state, &generation)) continue;
+    // Claimed: the send waits in settle_lent until its slot is done, so it lives on meanwhile.
     const PeerSend* send = w.by_slot[slot].load(std::memory_order_acquire);
     const std::int32_t asker = n.table->entries[n.slot].asked_by[slot].load(std::memory_order_acquire);
     if (asker < 0 || asker >= kMostLocal * kWriteCells) {
-      state.store(lent_word(generation, kLentWaiting), std::memory_order_release);  // no cell to answer in
+      lending::unclaim(state, generation);
       continue;
     }
     WriteCell& cell = n.table->entries[asker / kWriteCells].write_cells[asker % kWriteCells];
     const Status written = send != nullptr ? write_lent(*send, cell.request, cell.bytes) : GDDT_ERR_INTERNAL;
     if (is_error(written)) GDDT_LOG(kDebug, "declined to write a lent buffer: %s", status_name(written));
-    cell.answer.store(is_error(written) ? kDeclined : kWritten, std::memory_order_release);
-    state.store(lent_word(generation, is_error(written) ? kLentWaiting : kLentDone), std::memory_order_release);
+    lending::answer(state, generation, cell.answer, !is_error(written));
   }
 }
 
@@ -1276,33 +1252,17 @@ bool asks_to_write(const Message& message, const Message& theirs, int source) {
          mean_run(message) >= kWriteRunsApart * sent_runs;
 }
 
-// Takes a lent buffer to read it (from kLentPosted or kLentWaiting); false where the sender took it
-// back to send a copy.
-bool take_to_read(std::atomic<std::uint32_t>& state, std::uint32_t generation) {
-  for (;;) {
-    std::uint32_t now = state.load(std::memory_order_acquire);
-    const LentState at = state_of(now);
-    if ((at != kLentPosted && at != kLentWaiting) || now >> kLentStateBits != generation) return false;
-    if (state.compare_exchange_weak(now, lent_word(generation, kLentReading), std::memory_order_acq_rel)) return true;
-  }
-}
-
-// What became of a receiver's request that the sender write (ask_writer): not made (the sender is
-// not waiting in an MPI call, the receive buffer cannot be named, no cell is free), written, taken
-// back to read here (declined, or not claimed within the patience), or copied (the sender declined,
-// then completed first).
-enum class Asked { kNot, kWritten, kRead, kCopied };
-
 // Asks the sender of a lent buffer, while it waits in an MPI call for this receive, to write the
 // first `moved` packed bytes into the receive buffer (a device allocation that CUDA IPC exports
-// whole), and waits for the outcome, serving meanwhile what this process's own waiting sends are
-// asked (two processes asking each other would otherwise wait out the patience).
-Asked ask_writer(const Operation& operation, const Header& header, std::int64_t moved) {
+// whole), and waits for the outcome (*outcome), serving meanwhile what this process's own waiting
+// sends are asked (two processes asking each other would otherwise wait out the patience). False
+// where no request was made: the sender is not waiting, the receive buffer cannot be named, or no
+// cell is free.
+bool ask_writer(const Operation& operation, const Header& header, std::int64_t moved, lending::Outcome* outcome) {
   const Message& message = operation.message;
-  std::atomic<std::uint32_t>& state = lent_state(header.lent_owner, header.lent_slot);
+  lending::Slot& state = lent_state(header.lent_owner, header.lent_slot);
   const std::uint32_t generation = header.lent_generation;
-  std::uint32_t waiting = lent_word(generation, kLentWaiting);
-  if (message.kind.type != GDDT_MEMORY_DEVICE || state.load(std::memory_order_acquire) != waiting) return Asked::kNot;
+  if (message.kind.type != GDDT_MEMORY_DEVICE || !lending::waiting(state, generation)) return false;
   Header request;
   std::vector<char> wire;
   gpu::IpcExport exported;
@@ -1311,55 +1271,36 @@ Asked ask_writer(const Operation& operation, const Header& header, std::int64_t 
       !type::encode_layout(*message.layout, kDirectMostPieces, &wire) ||
       sizeof request + wire.size() > kWriteCellBytes || name_in_export(exported, message.buffer, &request) != GDDT_OK ||
       user_work_done(message.kind.device) != GDDT_OK)
-    return Asked::kNot;
+    return false;
   Node& n = node();
   NodeEntry& mine = n.table->entries[n.slot];
   int index = 0;
   for (int idle = 0; index < kWriteCells; ++index, idle = 0)
     if (mine.write_cells[index].taken.compare_exchange_strong(idle, 1, std::memory_order_acq_rel)) break;
-  if (index == kWriteCells) return Asked::kNot;
+  if (index == kWriteCells) return false;
   WriteCell& cell = mine.write_cells[index];
   request.plane = Plane::kDirect;
   request.bytes = moved;
   request.count = message.count;
   request.layout_bytes = wire.size();
-  cell.answer.store(kUnanswered, std::memory_order_relaxed);
   std::memcpy(cell.request, &request, sizeof request);
   std::memcpy(cell.request + sizeof request, wire.data(), wire.size());
   cell.bytes = static_cast<std::uint32_t>(sizeof request + wire.size());
   n.table->entries[header.lent_owner].asked_by[header.lent_slot].store(n.slot * kWriteCells + index,
                                                                        std::memory_order_release);
-  Asked outcome = Asked::kNot;
-  if (state.compare_exchange_strong(waiting, lent_word(generation, kLentAsked), std::memory_order_acq_rel)) {
+  const bool asked = lending::ask(state, generation, cell.answer);
+  if (asked) {
     const std::int64_t deadline =
         steady_ns() + static_cast<std::int64_t>(config::settings().peer_direct_patience) * 1000;
-    // From asked the sender can only claim the request and answer it (or, finding no cell, go back
-    // to waiting): it copies only after a decline, which it answers first.
     for (;;) {
-      const int answer = cell.answer.load(std::memory_order_acquire);
-      if (answer == kWritten) {
-        outcome = Asked::kWritten;
-        break;
-      }
-      if (answer == kDeclined) {
-        outcome = take_to_read(state, generation) ? Asked::kRead : Asked::kCopied;
-        break;
-      }
-      std::uint32_t now = state.load(std::memory_order_acquire);
-      if (now == lent_word(generation, kLentWaiting) ||
-          (now == lent_word(generation, kLentAsked) && steady_ns() >= deadline)) {
-        if (state.compare_exchange_strong(now, lent_word(generation, kLentReading), std::memory_order_acq_rel)) {
-          outcome = Asked::kRead;
-          break;
-        }
-        continue;
-      }
+      *outcome = lending::look(state, generation, cell.answer, steady_ns() >= deadline);
+      if (*outcome != lending::Outcome::kPending) break;
       serve_asked_writes();
       sched_yield();
     }
   }
   cell.taken.store(0, std::memory_order_release);
-  return outcome;
+  return asked;
 }
 
 // Resolves a marker of the direct plane: takes the sender's lending (header.lent_*) and moves its
@@ -1372,22 +1313,23 @@ Status resolve_lent(Operation& operation, const Header& header, const std::vecto
     return GDDT_ERR_INTERNAL;
   Node& n = node();
   n.table->entries[n.slot].resolved_direct_ns.store(steady_ns(), std::memory_order_relaxed);
-  std::atomic<std::uint32_t>& state = lent_state(header.lent_owner, header.lent_slot);
+  lending::Slot& state = lent_state(header.lent_owner, header.lent_slot);
   Message theirs;
   GDDT_CHECK(remote_layout(bytes.data() + sizeof header, static_cast<std::size_t>(header.layout_bytes),
                            &theirs.layout));
   theirs.count = header.count;
-  Asked asked = Asked::kNot;
-  if (moved > 0 && asks_to_write(operation.message, theirs, gpu::device_of(header.uuid)))
-    asked = ask_writer(operation, header, moved);
-  if (asked == Asked::kWritten) {
+  lending::Outcome outcome = lending::Outcome::kPending;
+  const bool asked = moved > 0 && asks_to_write(operation.message, theirs, gpu::device_of(header.uuid)) &&
+                     ask_writer(operation, header, moved, &outcome);
+  if (asked && outcome == lending::Outcome::kWritten) {
     counters::add(counters::Counter::kPeerIpcBytes, moved);
     return GDDT_OK;
   }
-  if (asked == Asked::kCopied || (asked == Asked::kNot && !take_to_read(state, header.lent_generation)))
+  // Asked, the outcome is kRead (the slot taken to read) or kCopied.
+  if (asked ? outcome == lending::Outcome::kCopied : !lending::take_to_read(state, header.lent_generation))
     return receive_copy(operation, source, channel, header.transfer, moved);
   const Status read = moved > 0 ? read_lent(operation, header, std::move(theirs), moved) : GDDT_OK;
-  state.store(lent_word(header.lent_generation, kLentDone), std::memory_order_release);
+  lending::finish_reading(state, header.lent_generation);
   return read;
 }
 
@@ -1763,7 +1705,7 @@ Status send_copy(PeerSend& send) {
 // call, so no program MPI lets finish hangs.
 Status settle_lent(PeerSend& send) {
   send.lent = false;
-  std::atomic<std::uint32_t>& state = lent_state(node().slot, send.lent_slot);
+  lending::Slot& state = lent_state(node().slot, send.lent_slot);
   const auto patience = static_cast<std::int64_t>(config::settings().peer_direct_patience) * 1000;
   const std::int64_t start = steady_ns();
   const NodeEntry& receiver = node().table->entries[send.receiver_slot];
@@ -1773,9 +1715,7 @@ Status settle_lent(PeerSend& send) {
   Writers& w = writers();
   w.by_slot[send.lent_slot].store(&send, std::memory_order_release);
   w.waiting.fetch_add(1, std::memory_order_acq_rel);
-  std::uint32_t posted = lent_word(generation, kLentPosted);
-  if (receiver_active)
-    state.compare_exchange_strong(posted, lent_word(generation, kLentWaiting), std::memory_order_acq_rel);
+  if (receiver_active) lending::begin_waiting(state, generation);
   // Meanwhile this process reads what was lent to its own receives that have arrived: two
   // processes that each wait for the other's read (a halo exchange completing its sends first)
   // then go on at once instead of after the patience. Not under MPI_THREAD_MULTIPLE, where
@@ -1784,12 +1724,9 @@ Status settle_lent(PeerSend& send) {
   PMPI_Query_thread(&level);
   bool copy = false;
   for (;;) {
-    std::uint32_t now = state.load(std::memory_order_acquire);
-    const LentState at = state_of(now);
-    if (at == kLentDone) break;
+    if (lending::done(state, generation)) break;
     const std::int64_t now_ns = steady_ns();
-    if ((at == kLentPosted || at == kLentWaiting) && now_ns >= deadline &&
-        state.compare_exchange_strong(now, lent_word(generation, kLentCopied), std::memory_order_acq_rel)) {
+    if (now_ns >= deadline && lending::take_back(state, generation)) {
       GDDT_LOG(kDebug, "lent send copied after %lld us: the receiver last resolved a lent message %lld us ago",
                static_cast<long long>((now_ns - start) / 1000),
                static_cast<long long>((now_ns - receiver.resolved_direct_ns.load(std::memory_order_relaxed)) / 1000));
