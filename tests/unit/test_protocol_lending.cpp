@@ -19,6 +19,16 @@ struct Lending {
   AnswerCell cell{kUnanswered};
 };
 
+// Posts `generation`; the sender waits, the receiver asks for a write, the sender claims it.
+void claim_a_request(Lending& l, std::uint32_t generation) {
+  post(l.slot, generation);
+  begin_waiting(l.slot, generation);
+  ASSERT_TRUE(ask(l.slot, generation, l.cell));
+  std::uint32_t claimed = 0;
+  ASSERT_TRUE(claim(l.slot, &claimed));
+  EXPECT_EQ(claimed, generation);
+}
+
 TEST(Lending, ReceiverReads) {
   Lending l;
   post(l.slot, 1);
@@ -70,11 +80,7 @@ TEST(Lending, WrittenEvenWhereTheSlotMovedOnBeforeTheReceiverLooked) {
 
 TEST(Lending, DeclinedThenRead) {
   Lending l;
-  post(l.slot, 6);
-  begin_waiting(l.slot, 6);
-  ASSERT_TRUE(ask(l.slot, 6, l.cell));
-  std::uint32_t generation = 0;
-  ASSERT_TRUE(claim(l.slot, &generation));
+  claim_a_request(l, 6);
   answer(l.slot, 6, l.cell, false);
   EXPECT_EQ(look(l.slot, 6, l.cell, false), Outcome::kRead);
   EXPECT_FALSE(take_back(l.slot, 6));
@@ -84,11 +90,7 @@ TEST(Lending, DeclinedThenRead) {
 
 TEST(Lending, DeclinedThenTakenBack) {
   Lending l;
-  post(l.slot, 7);
-  begin_waiting(l.slot, 7);
-  ASSERT_TRUE(ask(l.slot, 7, l.cell));
-  std::uint32_t generation = 0;
-  ASSERT_TRUE(claim(l.slot, &generation));
+  claim_a_request(l, 7);
   answer(l.slot, 7, l.cell, false);
   EXPECT_TRUE(take_back(l.slot, 7));
   post(l.slot, 8);
@@ -108,18 +110,11 @@ TEST(Lending, UnclaimedRequestGivenUp) {
 
 TEST(Lending, GivenBackUnanswered) {
   Lending l;
-  post(l.slot, 10);
-  begin_waiting(l.slot, 10);
-  ASSERT_TRUE(ask(l.slot, 10, l.cell));
-  std::uint32_t generation = 0;
-  ASSERT_TRUE(claim(l.slot, &generation));
+  claim_a_request(l, 10);
   unclaim(l.slot, 10);
   EXPECT_EQ(look(l.slot, 10, l.cell, false), Outcome::kRead);
 
-  post(l.slot, 11);
-  begin_waiting(l.slot, 11);
-  ASSERT_TRUE(ask(l.slot, 11, l.cell));
-  ASSERT_TRUE(claim(l.slot, &generation));
+  claim_a_request(l, 11);
   unclaim(l.slot, 11);
   EXPECT_TRUE(take_back(l.slot, 11));
   post(l.slot, 12);
