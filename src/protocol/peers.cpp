@@ -964,10 +964,11 @@ Status unpack_remote(Operation& operation, const Header& header, std::int64_t by
   return GDDT_OK;
 }
 
-// The largest message whose unpack out of a sender's scratch waits to share a launch: from 1 MiB,
-// windows across two H200s ran 0.88-0.95x as fast with shared launches at 4 MiB (each set starts
-// once its last member's pack is done, where alone each starts as soon as its own is) and
-// 0.95-1.04x at 1 MiB (performance.md).
+// The largest message whose unpack out of a sender's scratch waits to share a launch. Across two
+// H200s (performance.md) shared launches moved windows of 64-256 KiB 1.04-1.23x as fast and the
+// halo exchange's persistent sends in 0.74-0.77x the time; from 1 MiB windows ran 0.88-0.95x as
+// fast at 4 MiB and 0.95-1.04x at 1 MiB, since a shared launch starts once its last member's pack
+// is done where alone each starts as soon as its own is.
 constexpr std::int64_t kGatheredMost = (1 << 20) - 1;
 
 // Gathers the unpack of `bytes` packed bytes that lie in the sender's device scratch (as
@@ -1157,7 +1158,8 @@ void serve_asked_writes() {
       continue;
     }
     WriteCell& cell = n.table->entries[asker / kWriteCells].write_cells[asker % kWriteCells];
-    const Status written = send != nullptr ? write_lent(*send, cell.request, cell.bytes) : GDDT_ERR_INTERNAL;
+    const bool readable = send != nullptr && cell.bytes <= kWriteCellBytes;
+    const Status written = readable ? write_lent(*send, cell.request, cell.bytes) : GDDT_ERR_INTERNAL;
     if (is_error(written)) GDDT_LOG(kDebug, "declined to write a lent buffer: %s", status_name(written));
     lending::answer(state, generation, cell.answer, !is_error(written));
   }
