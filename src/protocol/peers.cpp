@@ -744,6 +744,16 @@ int receiving_gpu(int slot) {
 // them ("resource already mapped", seen in the point-to-point storm test).
 constexpr std::uint64_t kDirectLeastAllocation = std::uint64_t{2} << 20;
 
+// Whether another process's GPU may reach `message`'s buffer in place (a lent send's, a receive's
+// asked to be written): its span lies in a device allocation CUDA IPC exports (*exported) of at
+// least kDirectLeastAllocation bytes, and its layout has at most kDirectMostPieces pieces (encoded
+// into *wire).
+bool reachable_in_place(const Message& message, gpu::IpcExport* exported, std::vector<char>* wire) {
+  const char* first = static_cast<const char*>(message.buffer) + message.span_lb();
+  return export_of(first, exported) == GDDT_OK && exported->size >= kDirectLeastAllocation &&
+         type::encode_layout(*message.layout, kDirectMostPieces, wire);
+}
+
 // GDDT_IPC=auto's model, from the measurements in performance.md: CUDA IPC wins where the
 // receiver reads across NVLink from another GPU and the library would cross the host twice (two
 // H200s, system Open MPI: from 64 KiB on, 7-36x at 1-4 MiB; awaits_ipc rules out CUDA-aware
@@ -894,6 +904,16 @@ int reading_gpu(const Message& message, const Header& header, int source) {
   return source;
 }
 
+// Where the buffer that `named` names (an offset in another process's exported allocation, or in
+// this process's own) is for GPU `device` of this process: mapped through CUDA IPC, or the address
+// itself where the allocation is this process's.
+Status map_named(const Header& named, int device, char** at) {
+  void* base = reinterpret_cast<void*>(static_cast<std::uintptr_t>(named.base));
+  if (named.pid != static_cast<std::int32_t>(getpid())) GDDT_CHECK(mapping_of(named, device, &base));
+  *at = static_cast<char*>(base) + named.offset;
+  return GDDT_OK;
+}
+
 // Where the bytes that `header` names (its offset in the sender's allocation) are for this
 // process, and the GPU that reads them into the receive of `message` (reading_gpu): mapped through
 // CUDA IPC, or the sender's own address where the sender is this process.
@@ -901,13 +921,8 @@ Status reach_sender(const Message& message, const Header& header, int* device, c
   const int source = gpu::device_of(header.uuid);
   if (source < 0) return GDDT_ERR_NO_DEVICE;
   *device = reading_gpu(message, header, source);
-  void* base = reinterpret_cast<void*>(static_cast<std::uintptr_t>(header.base));
-  if (header.pid != static_cast<std::int32_t>(getpid())) {
-    counters::Stopwatch mapping(counters::Counter::kPeerRecvMapNs);
-    GDDT_CHECK(mapping_of(header, *device, &base));
-  }
-  *at = static_cast<char*>(base) + header.offset;
-  return GDDT_OK;
+  counters::Stopwatch mapping(counters::Counter::kPeerRecvMapNs);
+  return map_named(header, *device, at);
 }
 
 // Whether GPU `device` writes the receive buffer of `message` itself (else through staging).
@@ -936,11 +951,29 @@ Status stream_after_pack(const Header& header, int device, gpu::Stream* stream) 
   return gpu::stream_wait_event(*stream, packed_event);
 }
 
+// Releases the sender's scratch of `transfer` once the unpack queued on `reading` (null: none) has
+// read it: held (*held) until an event recorded after the unpack has passed (send_held_releases),
+// else after waiting for `reading` here, whose failure becomes *outcome unless it holds one.
+Status release_scratch(gpu::Stream reading, MPI_Comm data, int sender, int transfer, Status* outcome, bool* held) {
+  *held = reading != nullptr && hold_release(reading, data, sender, transfer);
+  if (*held) return GDDT_OK;
+  if (reading != nullptr) {
+    const Status read = gpu::stream_synchronize(reading);
+    if (!is_error(*outcome)) *outcome = read;
+  }
+  counters::Stopwatch releasing(counters::Counter::kPeerRecvReleaseNs);
+  return PMPI_Send(nullptr, 0, MPI_BYTE, sender, kReleaseTags + transfer, data) == MPI_SUCCESS ? GDDT_OK
+                                                                                               : GDDT_ERR_MPI;
+}
+
 // Unpacks `bytes` packed bytes that lie in the sender's device scratch, mapped here through CUDA
 // IPC: one kernel reading them across where the receive buffer is device-accessible on the GPU
 // that reads (or pinned), else a copy into staging first. With `queued_on`, the kernel may be left
-// running: *queued_on is then its stream (null when the bytes are in place).
-Status unpack_remote(Operation& operation, const Header& header, std::int64_t bytes, gpu::Stream* queued_on) {
+// running: *queued_on is then its stream (null when the bytes are in place). With `gather`, that
+// kernel is not launched but described there (gather->operation set), its stream waiting for the
+// sender's pack, for queue_gathered to launch with others.
+Status unpack_remote(Operation& operation, const Header& header, std::int64_t bytes, gpu::Stream* queued_on,
+                     GatheredUnpack* gather = nullptr) {
   const Message& message = operation.message;
   int device = -1;
   char* packed = nullptr;
@@ -951,6 +984,13 @@ Status unpack_remote(Operation& operation, const Header& header, std::int64_t by
   GDDT_CHECK(stream_after_pack(header, device, &stream));
   if (writes_directly(message, device)) {
     const pack::Window window{message.layout.get(), message.count, 0, bytes};
+    if (gather != nullptr) {
+      gather->operation = &operation;
+      gather->move = {window, message.buffer, packed};
+      gather->device = device;
+      gather->stream = stream;
+      return GDDT_OK;
+    }
     GDDT_CHECK(within(GDDT_MEMORY_DEVICE).unpack(window, message.buffer, packed, stream));
     if (queued_on != nullptr) {
       *queued_on = stream;
@@ -970,33 +1010,6 @@ Status unpack_remote(Operation& operation, const Header& header, std::int64_t by
 // fast at 4 MiB and 0.95-1.04x at 1 MiB, since a shared launch starts once its last member's pack
 // is done where alone each starts as soon as its own is.
 constexpr std::int64_t kGatheredMost = (1 << 20) - 1;
-
-// Gathers the unpack of `bytes` packed bytes that lie in the sender's device scratch (as
-// unpack_remote moves them) where the GPU that reads writes the receive buffer itself: the stream
-// waits for the sender's pack, and the unpack joins `gathered` (*taken); else takes nothing.
-Status gather_unpack(Operation& operation, const Header& header, std::int64_t bytes, MPI_Comm data, int sender,
-                     std::vector<GatheredUnpack>* gathered, bool* taken) {
-  *taken = false;
-  const Message& message = operation.message;
-  int device = -1;
-  char* packed = nullptr;
-  GDDT_CHECK(reach_sender(message, header, &device, &packed));
-  if (!writes_directly(message, device)) return GDDT_OK;
-  gpu::DeviceGuard guard(device);
-  gpu::Stream stream = nullptr;
-  GDDT_CHECK(stream_after_pack(header, device, &stream));
-  GatheredUnpack unpack;
-  unpack.operation = &operation;
-  unpack.move = {pack::Window{message.layout.get(), message.count, 0, bytes}, message.buffer, packed};
-  unpack.device = device;
-  unpack.stream = stream;
-  unpack.data = data;
-  unpack.sender = sender;
-  unpack.transfer = header.transfer;
-  gathered->push_back(unpack);
-  *taken = true;
-  return GDDT_OK;
-}
 
 // Layouts of other processes' buffers (the direct plane), by their bytes, so that one read again
 // keeps what the backends attached to it (the CUDA backend's piece table on the GPU): at most
@@ -1125,9 +1138,9 @@ Status write_lent(const PeerSend& send, const char* request_bytes, std::size_t s
   const int device = mine.kind.device;
   const int target = gpu::device_of(request.uuid);
   if (target < 0 || (target != device && !gpu::can_access_peer(device, target))) return GDDT_ERR_UNSUPPORTED;
-  void* base = reinterpret_cast<void*>(static_cast<std::uintptr_t>(request.base));
-  if (request.pid != static_cast<std::int32_t>(getpid())) GDDT_CHECK(mapping_of(request, device, &base));
-  theirs.buffer = static_cast<char*>(base) + request.offset;
+  char* at = nullptr;
+  GDDT_CHECK(map_named(request, device, &at));
+  theirs.buffer = at;
   gpu::DeviceGuard guard(device);
   gpu::Stream stream = nullptr;
   GDDT_CHECK(gpu::library_stream(device, &stream));
@@ -1268,11 +1281,8 @@ bool ask_writer(const Operation& operation, const Header& header, std::int64_t m
   Header request;
   std::vector<char> wire;
   gpu::IpcExport exported;
-  const char* first = static_cast<const char*>(message.buffer) + message.span_lb();
-  if (export_of(first, &exported) != GDDT_OK || exported.size < kDirectLeastAllocation ||
-      !type::encode_layout(*message.layout, kDirectMostPieces, &wire) ||
-      sizeof request + wire.size() > kWriteCellBytes || name_in_export(exported, message.buffer, &request) != GDDT_OK ||
-      user_work_done(message.kind.device) != GDDT_OK)
+  if (!reachable_in_place(message, &exported, &wire) || sizeof request + wire.size() > kWriteCellBytes ||
+      name_in_export(exported, message.buffer, &request) != GDDT_OK || user_work_done(message.kind.device) != GDDT_OK)
     return false;
   Node& n = node();
   NodeEntry& mine = n.table->entries[n.slot];
@@ -1607,9 +1617,7 @@ bool lends_user_buffer(const Operation& operation, gpu::IpcExport* lent, std::ve
       !lends_to(message.kind.device,
                 operation.channel->slot_of_rank[static_cast<std::size_t>(operation.peer->dest)], message.bytes()))
     return false;
-  const char* first = static_cast<const char*>(message.buffer) + message.span_lb();
-  return export_of(first, lent) == GDDT_OK && lent->size >= kDirectLeastAllocation &&
-         type::encode_layout(*message.layout, kDirectMostPieces, wire);
+  return reachable_in_place(message, lent, wire);
 }
 
 // Posts the header of the direct plane, with the sender's layout after it: the receiver may read
@@ -1858,26 +1866,22 @@ Status resolve(Operation& operation, const MPI_Status& status, bool* handled, gp
       break;
     case Plane::kIpc: {
       gpu::Stream reading = nullptr;
-      bool taken = false;
-      if (!truncated && moved > 0 && moved <= kGatheredMost && gathered != nullptr && queued_on != nullptr)
-        outcome = gather_unpack(operation, header, moved, channel->data, status.MPI_SOURCE, gathered, &taken);
-      if (taken) break;  // queue_gathered unpacks it, then releases the scratch
-      if (!truncated && moved > 0 && !is_error(outcome))
-        outcome = unpack_remote(operation, header, moved, queued_on ? &reading : nullptr);
-      // The sender's scratch is free again whatever became of the data; while the unpack still reads
-      // it, the release waits for it.
-      if (reading != nullptr && hold_release(reading, channel->data, status.MPI_SOURCE, header.transfer)) {
-        *queued_on = reading;
+      GatheredUnpack gather;
+      const bool may_gather = gathered != nullptr && queued_on != nullptr && moved <= kGatheredMost;
+      if (!truncated && moved > 0)
+        outcome =
+            unpack_remote(operation, header, moved, queued_on ? &reading : nullptr, may_gather ? &gather : nullptr);
+      if (gather.operation != nullptr) {  // queue_gathered unpacks it, then releases the scratch
+        gather.data = channel->data;
+        gather.sender = status.MPI_SOURCE;
+        gather.transfer = header.transfer;
+        gathered->push_back(gather);
         break;
       }
-      if (reading != nullptr) {
-        const Status read = gpu::stream_synchronize(reading);
-        if (!is_error(outcome)) outcome = read;
-      }
-      counters::Stopwatch releasing(counters::Counter::kPeerRecvReleaseNs);
-      if (PMPI_Send(nullptr, 0, MPI_BYTE, status.MPI_SOURCE, kReleaseTags + header.transfer, channel->data) !=
-          MPI_SUCCESS)
-        return GDDT_ERR_MPI;
+      // The sender's scratch is free again whatever became of the data.
+      bool held = false;
+      GDDT_CHECK(release_scratch(reading, channel->data, status.MPI_SOURCE, header.transfer, &outcome, &held));
+      if (held) *queued_on = reading;
       break;
     }
     case Plane::kStaged:
@@ -1914,23 +1918,19 @@ void queue_gathered(std::vector<GatheredUnpack>* gathered, std::vector<gpu::Stre
     bool left_running = false;
     for (std::size_t i = first; i < end; ++i) {
       const GatheredUnpack& unpack = all[i];
+      Status& outcome = unpack.operation->early.status;
       if (is_error(launched)) {
-        unpack.operation->early.status = launched;
+        outcome = launched;
       } else {
         counters::add(counters::Counter::kPeerIpcBytes, unpack.move.window.length);
       }
-      // The sender's scratch is free again whatever became of the data; while the unpacks still
-      // read it, the release waits for them.
-      if (!is_error(launched) && hold_release(stream, unpack.data, unpack.sender, unpack.transfer)) {
-        left_running = true;
-        continue;
-      }
-      gpu::DeviceGuard guard(unpack.device);
-      const Status read = gpu::stream_synchronize(stream);
-      if (is_error(read) && !is_error(unpack.operation->early.status)) unpack.operation->early.status = read;
-      PMPI_Send(nullptr, 0, MPI_BYTE, unpack.sender, kReleaseTags + unpack.transfer, unpack.data);
+      // The sender's scratch is free again whatever became of the data: after what the stream
+      // queued, the failed launch's earlier sets included.
+      bool held = false;
+      release_scratch(stream, unpack.data, unpack.sender, unpack.transfer, &outcome, &held);
+      left_running = left_running || held;
     }
-    if (left_running && std::find(queued->begin(), queued->end(), stream) == queued->end()) queued->push_back(stream);
+    if (left_running) requests::note_stream(stream, queued);
     first = end;
   }
   all.clear();

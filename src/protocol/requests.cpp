@@ -176,6 +176,11 @@ void abandon(MPI_Request request, const Operation* operation) {
   t.abandoned.push_back(std::move(taken));
 }
 
+void note_stream(gpu::Stream stream, std::vector<gpu::Stream>* streams) {
+  if (stream != nullptr && std::find(streams->begin(), streams->end(), stream) == streams->end())
+    streams->push_back(stream);
+}
+
 }  // namespace requests
 
 namespace {
@@ -238,11 +243,6 @@ Outcome hand_out(Operation& operation) {
   return outcome;
 }
 
-void note_stream(gpu::Stream stream, std::vector<gpu::Stream>* streams) {
-  if (stream != nullptr && std::find(streams->begin(), streams->end(), stream) == streams->end())
-    streams->push_back(stream);
-}
-
 }  // namespace
 
 Outcome finish(Operation& operation, int error, const MPI_Status& status, gpu::Stream* queued_on) {
@@ -268,7 +268,7 @@ void finish_receives(Operation* const* operations, const MPI_Status* statuses, i
     if (members.empty()) return;
     const Status status = queue_unpacks(moves.data(), static_cast<int>(moves.size()), set_stream);
     for (Operation* operation : members) operation->early.status = status;
-    if (!is_error(status)) note_stream(set_stream, queued);
+    if (!is_error(status)) requests::note_stream(set_stream, queued);
     moves.clear();
     members.clear();
   };
@@ -278,7 +278,7 @@ void finish_receives(Operation* const* operations, const MPI_Status* statuses, i
     int received = 0;
     gpu::Stream resolved = nullptr;
     if (!takes_incoming(operation, MPI_SUCCESS, statuses[i], &received, &resolved, &gathered)) {
-      note_stream(resolved, queued);
+      requests::note_stream(resolved, queued);
       continue;
     }
     gpu::Stream stream = nullptr;
@@ -286,7 +286,7 @@ void finish_receives(Operation* const* operations, const MPI_Status* statuses, i
         is_error(message_stream(operation.message, operation.staging, &stream))) {
       gpu::Stream alone = nullptr;
       operation.early.status = empty_incoming(operation, received, &alone);
-      note_stream(alone, queued);
+      requests::note_stream(alone, queued);
       continue;
     }
     if (stream != set_stream) {

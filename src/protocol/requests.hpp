@@ -137,6 +137,8 @@ void drain_detached();
 // reused for a later request, is not taken for it; its staging is kept until drain_detached(),
 // since the library may still write into it.
 void abandon(MPI_Request request, const Operation* operation);
+// Adds `stream` to `streams` (the streams left with work to synchronize) unless null or there.
+void note_stream(gpu::Stream stream, std::vector<gpu::Stream>* streams);
 
 }  // namespace requests
 
@@ -153,8 +155,9 @@ gpu::WhileWaiting meanwhile_for(Operation& operation);
 Outcome finish(Operation& operation, int error, const MPI_Status& status, gpu::Stream* queued_on = nullptr);
 // finish() with `queued_on` for `count` receives whose requests completed without error, with
 // statuses[i] for operations[i]: the unpacks that are one launch each share launches, a set per
-// stream, and so do those out of senders' scratch read through CUDA IPC (peers::queue_gathered). Every stream left with work is added to *queued (once); failures are kept as each
-// operation's early result.
+// stream, and so do those out of senders' scratch read through CUDA IPC (peers::queue_gathered).
+// Every stream left with work is added to *queued (once); failures are kept as each operation's
+// early result.
 void finish_receives(Operation* const* operations, const MPI_Status* statuses, int count,
                      std::vector<gpu::Stream>* queued);
 
