@@ -67,6 +67,8 @@ class DeviceGuard {
 // legacy default stream so work the user queued there is ordered before ours).
 Status library_stream(int device, Stream* stream);
 Status stream_synchronize(Stream stream);
+// Waits for all work this process queued on `device`.
+Status device_synchronize(int device);
 // Sets *done to whether all work queued on `stream` has finished, without waiting.
 Status stream_query(Stream stream, bool* done);
 

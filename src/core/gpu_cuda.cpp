@@ -299,6 +299,12 @@ Status stream_synchronize(Stream stream) {
   return cuda_status(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
 }
 
+Status device_synchronize(int device) {
+  if (!valid_device(device)) return GDDT_ERR_NO_DEVICE;
+  DeviceGuard guard(device);
+  return cuda_status(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
 Status stream_query(Stream stream, bool* done) {
   if (!available()) return GDDT_ERR_NO_DEVICE;
   const cudaError_t error = cudaStreamQuery(static_cast<cudaStream_t>(stream));

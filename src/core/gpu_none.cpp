@@ -30,6 +30,7 @@ Status library_stream(int, Stream* stream) {
   return GDDT_ERR_NO_DEVICE;
 }
 Status stream_synchronize(Stream) { return GDDT_ERR_NO_DEVICE; }
+Status device_synchronize(int) { return GDDT_ERR_NO_DEVICE; }
 Status stream_wait(Stream, const WhileWaiting&) { return GDDT_ERR_NO_DEVICE; }
 Status stream_query(Stream, bool* done) {
   *done = true;

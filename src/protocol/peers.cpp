@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <tuple>
 #include <mutex>
@@ -571,7 +572,8 @@ Status user_work_done(int device) {
 
 // Mappings of other processes' allocations, keyed by process, allocation id and the GPU that maps
 // it. A mapping keeps the other process's memory allocated after it frees it, so only so many stay
-// open.
+// open: beyond kMostMappings the least recently used one is closed, unless gathered unpacks not yet
+// launched may read it (used since `kept_from`); then more stay open until they are launched.
 struct Mapping {
   int device = -1;
   void* base = nullptr;
@@ -583,6 +585,7 @@ struct Mappings {
   std::mutex mutex;
   std::map<std::tuple<std::int32_t, std::uint64_t, int>, Mapping> open;
   std::uint64_t uses = 0;
+  std::uint64_t kept_from = std::numeric_limits<std::uint64_t>::max();
 };
 
 Mappings& mappings() {
@@ -604,12 +607,30 @@ Status mapping_of(const Header& header, int device, void** base) {
     auto oldest = std::min_element(m.open.begin(), m.open.end(), [](const auto& a, const auto& b) {
       return a.second.last_use < b.second.last_use;
     });
-    gpu::ipc_close(oldest->second.device, oldest->second.base);
-    m.open.erase(oldest);
+    if (oldest->second.last_use < m.kept_from) {
+      // Kernels queued earlier (unpacks left running) may still read it.
+      gpu::device_synchronize(oldest->second.device);
+      gpu::ipc_close(oldest->second.device, oldest->second.base);
+      m.open.erase(oldest);
+    }
   }
   GDDT_CHECK(gpu::ipc_open(header.handle, device, base));
   m.open[key] = Mapping{device, *base, ++m.uses};
   return GDDT_OK;
+}
+
+// From the first gathered unpack until queue_gathered launched them all, the mappings they read
+// stay open.
+void keep_mappings_for_gathering() {
+  Mappings& m = mappings();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  m.kept_from = std::min(m.kept_from, m.uses);
+}
+
+void end_keeping_mappings() {
+  Mappings& m = mappings();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  m.kept_from = std::numeric_limits<std::uint64_t>::max();
 }
 
 // --- releases held until the unpacks reading the sender's scratch are done ---
@@ -977,6 +998,7 @@ Status unpack_remote(Operation& operation, const Header& header, std::int64_t by
   const Message& message = operation.message;
   int device = -1;
   char* packed = nullptr;
+  if (gather != nullptr) keep_mappings_for_gathering();
   GDDT_CHECK(reach_sender(message, header, &device, &packed));
   counters::Stopwatch moving(counters::Counter::kPeerRecvMoveNs);
   gpu::DeviceGuard guard(device);
@@ -1934,6 +1956,7 @@ void queue_gathered(std::vector<GatheredUnpack>* gathered, std::vector<gpu::Stre
     first = end;
   }
   all.clear();
+  end_keeping_mappings();
 }
 
 void correct_probe(MPI_Comm comm, MPI_Status* status) {
