@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/counters.hpp"
 #include "pack/engine.hpp"
 #include "protocol/transfer.hpp"
 
@@ -42,16 +43,23 @@ Status Staging::acquire(Route* route, int device, std::int64_t bytes) {
     GDDT_LOG(kInfo, "no device scratch for %lld bytes: staging through host memory", static_cast<long long>(bytes));
     *route = Route::kHostStaged;
   }
-  if (gpu::available() && pool::acquire(pool::Where::kPinned, -1, size, size, &lease_) == GDDT_OK) {
-    data_ = lease_.data();
-    kind_ = memory::Kind{GDDT_MEMORY_PINNED, -1};
-  } else {
+  if (!gpu::available() || acquire_pinned(bytes) != GDDT_OK) {
+    if (gpu::available()) counters::add(counters::Counter::kPinnedPoolMisses, 1);
     heap_.reset(new (std::nothrow) char[size > 0 ? size : 1]);
     if (!heap_) return GDDT_ERR_NO_MEMORY;
     data_ = heap_.get();
     kind_ = memory::Kind{GDDT_MEMORY_HOST, -1};
   }
   size_ = bytes;
+  return GDDT_OK;
+}
+
+Status Staging::acquire_pinned(std::int64_t bytes) {
+  const auto size = static_cast<std::size_t>(bytes);
+  GDDT_CHECK(pool::acquire(pool::Where::kPinned, -1, size, size, &lease_));
+  data_ = lease_.data();
+  size_ = bytes;
+  kind_ = memory::Kind{GDDT_MEMORY_PINNED, -1};
   return GDDT_OK;
 }
 
