@@ -381,6 +381,7 @@ struct Lingering {
   std::mutex mutex;
   std::atomic<bool> any{false};
   std::vector<Pending> pending;
+  std::uint64_t retired = 0;  // entries completed so far
 };
 
 Lingering& lingering() {
@@ -414,6 +415,7 @@ void complete_lingering() {
   if (!l.any.load(std::memory_order_acquire)) return;
   std::lock_guard<std::mutex> lock(l.mutex);
   auto& pending = l.pending;
+  const std::size_t before = pending.size();
   pending.erase(std::remove_if(pending.begin(), pending.end(),
                                [](Pending& entry) {
                                  int done = 0;
@@ -423,7 +425,14 @@ void complete_lingering() {
                                  return over;
                                }),
                 pending.end());
+  l.retired += before - pending.size();
   l.any.store(!pending.empty(), std::memory_order_release);
+}
+
+std::uint64_t lingering_retired() {
+  Lingering& l = lingering();
+  std::lock_guard<std::mutex> lock(l.mutex);
+  return l.retired;
 }
 
 // A receiver reads a sender's scratch through CUDA IPC until it sends the release, which needs the
@@ -1205,9 +1214,17 @@ void serve_asked_writes() {
 // received whatever happens to the unpacks, so that none is left on the data twin.
 Status receive_staged(Operation& operation, const Header& header, int source, Channel& channel, std::int64_t bytes) {
   counters::Stopwatch moving(counters::Counter::kPeerRecvMoveNs);
-  Staging landing;
-  Route route = Route::kHostStaged;
-  GDDT_CHECK(landing.acquire(&route, -1, header.bytes));
+  // The parts land in the host staging the marker was received into where it holds them all (its
+  // marker is read by now), else in staging of their own.
+  Staging own_landing;
+  const Staging& posted_into = operation.staging;
+  const bool reuse = posted_into.data() != nullptr && !posted_into.kind().is_device() &&
+                     posted_into.kind().type != GDDT_MEMORY_OPENCL && posted_into.size() >= header.bytes;
+  if (!reuse) {
+    Route route = Route::kHostStaged;
+    GDDT_CHECK(own_landing.acquire(&route, -1, header.bytes));
+  }
+  const Staging& landing = reuse ? posted_into : own_landing;
   const std::int64_t part = header.part;
   if (part <= 0) return GDDT_ERR_INTERNAL;
   const std::int64_t parts = (header.bytes + part - 1) / part;
@@ -1465,6 +1482,44 @@ void progress() {
   send_held_releases(false);
   complete_lingering();
 }
+
+namespace {
+
+// How long a staged send waits for the parts of earlier ones to be received, when none was, before
+// it takes ordinary host memory instead of pinned staging.
+constexpr double kStagingPatienceSeconds = 0.01;
+// The retired count at which such a wait last ran out: until more parts were received, later sends
+// do not wait again (their receiver may be busy elsewhere for long).
+std::atomic<std::uint64_t> futile_at{~std::uint64_t{0}};
+
+// Host staging for a staged send. Sent parts keep theirs until the receiver took them, which in a
+// window of large messages can spend GDDT_POOL_PINNED_MAX while earlier parts still cross; packing
+// into ordinary host memory then costs more than waiting for them, so the send first drives the
+// library's progress while parts keep completing.
+Status take_staged_send_staging(Staging& staging, int device, std::int64_t bytes) {
+  if (gpu::available() && staging.acquire_pinned(bytes) == GDDT_OK) return GDDT_OK;
+  std::uint64_t retired = lingering_retired();
+  if (gpu::available() && lingering().any.load(std::memory_order_acquire) &&
+      futile_at.load(std::memory_order_relaxed) != retired) {
+    double since = PMPI_Wtime();
+    while (lingering().any.load(std::memory_order_acquire)) {
+      progress();
+      if (staging.acquire_pinned(bytes) == GDDT_OK) return GDDT_OK;
+      const std::uint64_t now = lingering_retired();
+      if (now != retired) {
+        retired = now;
+        since = PMPI_Wtime();
+      } else if (PMPI_Wtime() - since > kStagingPatienceSeconds) {
+        futile_at.store(retired, std::memory_order_relaxed);
+        break;
+      }
+    }
+  }
+  Route route = Route::kHostStaged;
+  return staging.acquire(&route, device, bytes);
+}
+
+}  // namespace
 
 void release_unpacked() { send_held_releases(false); }
 
@@ -1812,7 +1867,11 @@ Status post_header(Operation& operation) {
   bool exposed = false;
   {
     counters::Stopwatch staging_time(counters::Counter::kPeerSendStagingNs);
-    GDDT_CHECK(staging->acquire(&route, message.kind.device, header.bytes));
+    if (operation.route == Route::kPeerStaged) {
+      GDDT_CHECK(take_staged_send_staging(*staging, message.kind.device, header.bytes));
+    } else {
+      GDDT_CHECK(staging->acquire(&route, message.kind.device, header.bytes));
+    }
     exposed = operation.route == Route::kPeerIpc && expose_scratch(*staging, &header);
   }
   if (!exposed && operation.route == Route::kPeerInline) {
