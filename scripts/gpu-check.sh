@@ -5,7 +5,7 @@
 # differential fuzzer and the point-to-point suite on device, managed, pinned and mixed
 # memory) against each, the demo, and the benchmarks. Logs and CSVs go to $OUT (or
 # ./gpu-check-out).
-#   bash scripts/gpu-check.sh [tests] [fuzz] [bench] [collectives] [fortran] [peers] [opencl] [devapi]
+#   bash scripts/gpu-check.sh [tests] [fuzz] [bench] [collectives] [fortran] [peers] [staged] [opencl] [devapi]
 # (default: the first four; tests includes fortran, the Fortran programs on every memory kind)
 # fuzz: the differential pack fuzzer with every buffer of a random memory kind, FUZZ_TYPES
 # types (default 100000) spread over FUZZ_RANKS ranks (default 4) on each MPI stack, seed printed.
@@ -15,6 +15,9 @@
 # halo exchange with the peer protocol and CUDA IPC (GDDT_PEERS=auto GDDT_IPC=on) and with the
 # raw format (GDDT_PEERS=off), on each stack, with the device copy as ceiling (cudaMemcpyPeer
 # across two GPUs) and the time of each stage of the peer protocol (GDDT_STATS=1).
+# staged: staging with CUDA IPC off through the system MPI: the raw format against the contiguous
+# staged transfer, then the staged plane (GDDT_P2P_HOST=gddt) in parts of 1 and 4 MiB, with the
+# pinned pool's and the plane's counters (GDDT_STATS=1).
 # opencl: the OpenCL fuzzer, the OpenCL MPI test and the OpenCL pack and point-to-point benchmarks (system MPI) on
 # NVIDIA's OpenCL platform and on PoCL, each alone in the ICD loader's view.
 # devapi: the device API's benchmarks (scripts/device-api-bench.sh: ping-pong and Himeno) on the
@@ -153,6 +156,23 @@ if [[ $stages == *peers* ]]; then
     (source .devdeps/cuda-mpi/env.sh &&
       peer_bench cuda-mpi build/gpu-cudampi mpiexec -n 2 -x LD_LIBRARY_PATH -x UCX_MODULE_DIR --mca pml ucx) || status=1
   fi
+fi
+if [[ $stages == *staged* ]]; then
+  staged_args=(--types vector,subarray3d --blocks 4,64 --sizes 1M,4M,16M --iterations 30 --warmup 5 --point-time 0.15)
+  counters() { awk '/stats: (pool|p2p|peer\.)/ { sum[$4] += $5 } END { for (n in sum) print "  " n, sum[n] }' "$1" | sort; }
+  echo "=== staging with CUDA IPC off: raw format and contig-staged (system MPI)"
+  mpiexec --allow-run-as-root -n 2 -x GDDT_IPC=off -x GDDT_STATS=1 build/gpu-sysmpi/bench/gddt-bench "${staged_args[@]}" \
+    --methods gddt,contig-staged,d2d-copy --csv "$out/staged-raw.csv" >"$out/staged-raw.txt" 2>&1 || status=1
+  grep -v "stats:" "$out/staged-raw.txt" | sed -n '/^== /,/^gddt\/cpy2d/p'
+  counters "$out/staged-raw.txt"
+  for part in 1M 4M; do
+    echo "=== staged plane in parts of $part (system MPI)"
+    mpiexec --allow-run-as-root -n 2 -x GDDT_IPC=off -x GDDT_P2P_HOST=gddt -x GDDT_STAGING_CHUNK=$part -x GDDT_STATS=1 \
+      build/gpu-sysmpi/bench/gddt-bench "${staged_args[@]}" --methods gddt --csv "$out/staged-$part.csv" \
+      >"$out/staged-$part.txt" 2>&1 || status=1
+    grep -v "stats:" "$out/staged-$part.txt" | sed -n '/^== /,/^gddt\/cpy2d/p'
+    counters "$out/staged-$part.txt"
+  done
 fi
 
 if [[ $stages == *bench* ]]; then
