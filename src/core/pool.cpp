@@ -11,7 +11,6 @@
 #include "core/config.hpp"
 #include "core/counters.hpp"
 #include "core/gpu.hpp"
-#include "core/log.hpp"
 #include "core/memory.hpp"
 #include "core/pool_cache.hpp"
 
@@ -65,9 +64,6 @@ Status SizeClassCache::acquire(std::size_t want_bytes, std::size_t min_bytes, vo
     *size = std::min(size_class, want_bytes);
     return GDDT_OK;
   }
-  GDDT_LOG(kDebug, "pool of %llu bytes: no buffer of %zu..%zu bytes (%llu allocated, %llu of them cached)",
-           static_cast<unsigned long long>(limit_bytes_), min_bytes, want_bytes,
-           static_cast<unsigned long long>(allocated_bytes_), static_cast<unsigned long long>(cached_bytes_));
   return GDDT_ERR_NO_MEMORY;
 }
 

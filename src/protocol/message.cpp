@@ -44,7 +44,11 @@ Status Staging::acquire(Route* route, int device, std::int64_t bytes) {
     *route = Route::kHostStaged;
   }
   if (!gpu::available() || acquire_pinned(bytes) != GDDT_OK) {
-    if (gpu::available()) counters::add(counters::Counter::kPinnedPoolMisses, 1);
+    if (gpu::available()) {
+      GDDT_LOG(kInfo, "no pinned staging for %lld bytes within GDDT_POOL_PINNED_MAX: staging in ordinary host memory",
+               static_cast<long long>(bytes));
+      counters::add(counters::Counter::kPinnedPoolMisses, 1);
+    }
     heap_.reset(new (std::nothrow) char[size > 0 ? size : 1]);
     if (!heap_) return GDDT_ERR_NO_MEMORY;
     data_ = heap_.get();

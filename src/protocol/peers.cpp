@@ -1218,8 +1218,8 @@ Status receive_staged(Operation& operation, const Header& header, int source, Ch
   // marker is read by now), else in staging of their own.
   Staging own_landing;
   const Staging& posted_into = operation.staging;
-  const bool reuse = posted_into.data() != nullptr && !posted_into.kind().is_device() &&
-                     posted_into.kind().type != GDDT_MEMORY_OPENCL && posted_into.size() >= header.bytes;
+  const bool reuse =
+      posted_into.data() != nullptr && posted_into.kind().host_accessible() && posted_into.size() >= header.bytes;
   if (!reuse) {
     Route route = Route::kHostStaged;
     GDDT_CHECK(own_landing.acquire(&route, -1, header.bytes));
