@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "core/config.hpp"
+#include "core/log.hpp"
 #include "pack/engine.hpp"
 #include "protocol/lanes.hpp"
 
@@ -20,10 +21,19 @@ bool resident_may_take_zero_copy(std::int64_t length) {
   return static_cast<std::uint64_t>(length) <= config::settings().resident_zerocopy_max;
 }
 
-// Two chunk slots of scratch. Taken from the pools; when the pinned pool cannot give even
-// the minimum (or there is no GPU at all), ordinary heap memory serves, more slowly.
+// Two chunk slots of scratch. Taken from the pools; a GPU whose scratch pool is spent packs into
+// pinned slots instead, and where neither pool can give even the minimum, the slots are memory of
+// their own (device memory for a GPU's packs, heap memory otherwise): slower, but failing only
+// where memory has run out.
 class Slots {
  public:
+  Slots() = default;
+  Slots(const Slots&) = delete;
+  Slots& operator=(const Slots&) = delete;
+  ~Slots() {
+    if (own_device_ != nullptr) gpu::device_free(device_, own_device_);
+  }
+
   Status acquire(const Lanes& lanes, std::int64_t length) {
     const std::size_t least_chunk = config::settings().staging_chunk_min;
     const std::size_t chunk = config::staging_chunk();
@@ -32,24 +42,33 @@ class Slots {
     const pool::Where where = lanes.scratch_where();
     Status status = GDDT_ERR_NO_MEMORY;
     if (lanes.on_gpu()) status = pool::acquire(where, lanes.device(), want, least, &lease_);
-    if (status == GDDT_OK) {
-      base_ = static_cast<char*>(lease_.data());
-      chunk_ = static_cast<std::int64_t>(lease_.size() / 2);
-      return GDDT_OK;
+    if (status != GDDT_OK && where == pool::Where::kDevice)
+      status = pool::acquire(pool::Where::kPinned, -1, want, least, &lease_);
+    if (status == GDDT_OK) return use(lease_.data(), lease_.size());
+    GDDT_LOG(kInfo, "no pooled scratch for %zu bytes of pipeline slots: allocating them", least);
+    if (where == pool::Where::kDevice) {
+      GDDT_CHECK(gpu::device_alloc(lanes.device(), least, &own_device_));
+      device_ = lanes.device();
+      return use(own_device_, least);
     }
-    if (where == pool::Where::kDevice) return status;
     heap_.reset(new (std::nothrow) char[want]);
     if (!heap_) return GDDT_ERR_NO_MEMORY;
-    base_ = heap_.get();
-    chunk_ = static_cast<std::int64_t>(want / 2);
-    return GDDT_OK;
+    return use(heap_.get(), want);
   }
   std::int64_t chunk() const { return chunk_; }
   char* slot(std::int64_t index) const { return base_ + (index & 1) * chunk_; }
 
  private:
+  Status use(void* base, std::size_t bytes) {
+    base_ = static_cast<char*>(base);
+    chunk_ = static_cast<std::int64_t>(bytes / 2);
+    return GDDT_OK;
+  }
+
   pool::Lease lease_;
   std::unique_ptr<char[]> heap_;
+  void* own_device_ = nullptr;
+  int device_ = -1;
   char* base_ = nullptr;
   std::int64_t chunk_ = 0;
 };
