@@ -34,12 +34,7 @@ bool Message::contiguous() const {
 Status Staging::acquire(Route* route, int device, std::int64_t bytes) {
   const auto size = static_cast<std::size_t>(bytes);
   if (*route == Route::kDeviceStaged) {
-    if (pool::acquire(pool::Where::kDevice, device, size, size, &lease_) == GDDT_OK) {
-      data_ = lease_.data();
-      size_ = bytes;
-      kind_ = memory::Kind{GDDT_MEMORY_DEVICE, device};
-      return GDDT_OK;
-    }
+    if (acquire_device(device, bytes) == GDDT_OK) return GDDT_OK;
     GDDT_LOG(kInfo, "no device scratch for %lld bytes: staging through host memory", static_cast<long long>(bytes));
     *route = Route::kHostStaged;
   }
@@ -64,6 +59,15 @@ Status Staging::acquire_pinned(std::int64_t bytes) {
   data_ = lease_.data();
   size_ = bytes;
   kind_ = memory::Kind{GDDT_MEMORY_PINNED, -1};
+  return GDDT_OK;
+}
+
+Status Staging::acquire_device(int device, std::int64_t bytes) {
+  const auto size = static_cast<std::size_t>(bytes);
+  GDDT_CHECK(pool::acquire(pool::Where::kDevice, device, size, size, &lease_));
+  data_ = lease_.data();
+  size_ = bytes;
+  kind_ = memory::Kind{GDDT_MEMORY_DEVICE, device};
   return GDDT_OK;
 }
 

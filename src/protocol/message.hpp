@@ -60,8 +60,10 @@ class Staging {
   // Borrows `bytes` of staging for `route`. A device request that cannot be met falls back
   // to host staging (the route changes to kHostStaged); host staging falls back to the heap.
   Status acquire(Route* route, int device, std::int64_t bytes);
-  // Pinned host staging only: GDDT_ERR_NO_MEMORY where the pool cannot give it now.
+  // Pinned host staging, or device scratch of GPU `device`, only: GDDT_ERR_NO_MEMORY where the
+  // pool cannot give it now.
   Status acquire_pinned(std::int64_t bytes);
+  Status acquire_device(int device, std::int64_t bytes);
   void* data() const { return data_; }
   std::int64_t size() const { return size_; }
   memory::Kind kind() const { return kind_; }

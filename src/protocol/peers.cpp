@@ -1214,15 +1214,18 @@ void serve_asked_writes() {
 // received whatever happens to the unpacks, so that none is left on the data twin.
 Status receive_staged(Operation& operation, const Header& header, int source, Channel& channel, std::int64_t bytes) {
   counters::Stopwatch moving(counters::Counter::kPeerRecvMoveNs);
-  // The parts land in the host staging the marker was received into where it holds them all (its
-  // marker is read by now), else in staging of their own.
+  // The parts land in the staging the marker was received into where it holds them all (its marker
+  // is read by now), else in staging of their own: on the receive's GPU where the library takes
+  // device memory, in host memory otherwise.
+  const Message& message = operation.message;
+  const bool on_device = message.kind.is_device() && library_cuda_aware();
   Staging own_landing;
   const Staging& posted_into = operation.staging;
-  const bool reuse =
-      posted_into.data() != nullptr && posted_into.kind().host_accessible() && posted_into.size() >= header.bytes;
+  const bool reuse = posted_into.data() != nullptr && posted_into.size() >= header.bytes &&
+                     (on_device ? posted_into.kind().is_device() : posted_into.kind().host_accessible());
   if (!reuse) {
-    Route route = Route::kHostStaged;
-    GDDT_CHECK(own_landing.acquire(&route, -1, header.bytes));
+    Route route = on_device ? Route::kDeviceStaged : Route::kHostStaged;
+    GDDT_CHECK(own_landing.acquire(&route, message.kind.device, header.bytes));
   }
   const Staging& landing = reuse ? posted_into : own_landing;
   const std::int64_t part = header.part;
@@ -1492,19 +1495,21 @@ constexpr double kStagingPatienceSeconds = 0.01;
 // do not wait again (their receiver may be busy elsewhere for long).
 std::atomic<std::uint64_t> futile_at{~std::uint64_t{0}};
 
-// Host staging for a staged send. Sent parts keep theirs until the receiver took them, which in a
-// window of large messages can spend GDDT_POOL_PINNED_MAX while earlier parts still cross; packing
-// into ordinary host memory then costs more than waiting for them, so the send first drives the
-// library's progress while parts keep completing.
-Status take_staged_send_staging(Staging& staging, int device, std::int64_t bytes) {
-  if (gpu::available() && staging.acquire_pinned(bytes) == GDDT_OK) return GDDT_OK;
+// Staging for a staged send: device scratch of GPU `device` where the parts go GPU to GPU
+// (on_device), else pinned host memory. Sent parts keep theirs until the receiver took them, which
+// in a window of large messages can spend the pool's limit while earlier parts still cross; taking
+// slower memory then costs more than waiting for them, so the send first drives the library's
+// progress while parts keep completing.
+Status take_staged_send_staging(Staging& staging, bool on_device, int device, std::int64_t bytes) {
+  auto take = [&] { return on_device ? staging.acquire_device(device, bytes) : staging.acquire_pinned(bytes); };
+  if (gpu::available() && take() == GDDT_OK) return GDDT_OK;
   std::uint64_t retired = lingering_retired();
   if (gpu::available() && lingering().any.load(std::memory_order_acquire) &&
       futile_at.load(std::memory_order_relaxed) != retired) {
     double since = PMPI_Wtime();
     while (lingering().any.load(std::memory_order_acquire)) {
       progress();
-      if (staging.acquire_pinned(bytes) == GDDT_OK) return GDDT_OK;
+      if (take() == GDDT_OK) return GDDT_OK;
       const std::uint64_t now = lingering_retired();
       if (now != retired) {
         retired = now;
@@ -1862,17 +1867,25 @@ Status post_header(Operation& operation) {
       return post_lent(operation, *channel, header, lent, wire, slot, generation);
   }
   auto staging = std::make_shared<Staging>();
-  Route route = Route::kHostStaged;
-  if (operation.route == Route::kPeerIpc) route = Route::kDeviceStaged;
+  // A library that takes device memory moves a device message's staged parts GPU to GPU.
+  const bool staged_on_device =
+      operation.route == Route::kPeerStaged && message.kind.is_device() && library_cuda_aware();
+  Route route = operation.route == Route::kPeerIpc ? Route::kDeviceStaged : Route::kHostStaged;
   bool exposed = false;
   {
     counters::Stopwatch staging_time(counters::Counter::kPeerSendStagingNs);
     if (operation.route == Route::kPeerStaged) {
-      GDDT_CHECK(take_staged_send_staging(*staging, message.kind.device, header.bytes));
+      GDDT_CHECK(take_staged_send_staging(*staging, staged_on_device, message.kind.device, header.bytes));
     } else {
       GDDT_CHECK(staging->acquire(&route, message.kind.device, header.bytes));
     }
     exposed = operation.route == Route::kPeerIpc && expose_scratch(*staging, &header);
+    // Device scratch CUDA IPC could not export goes out on the staged plane, which a library
+    // without device memory support must be given host staging for.
+    if (!exposed && staging->kind().is_device() && !library_cuda_aware()) {
+      staging = std::make_shared<Staging>();
+      GDDT_CHECK(take_staged_send_staging(*staging, false, message.kind.device, header.bytes));
+    }
   }
   if (!exposed && operation.route == Route::kPeerInline) {
     header.plane = Plane::kInline;
