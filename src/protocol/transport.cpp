@@ -303,9 +303,10 @@ Status stage(const Message& message, const Call& asked, MPI_Comm comm, Side* sid
       call.kind == Operation::Kind::kReceive ? peers::watching(comm, message.bytes()) : nullptr;
   const bool watched = channel != nullptr;
   if (watched) peers::note_receive(message);
-  // Reading a marker out of device memory is a copy and a wait for the GPU (10 us on an H200), and
-  // a message read through CUDA IPC does not cross the receive's staging anyway.
-  if (watched && peers::awaits_ipc(message) &&
+  // Reading a marker out of device memory is a copy and a wait for the GPU (10 us on an H200), and a
+  // message read through CUDA IPC, or sent in the staged plane's parts, does not cross the receive's
+  // staging anyway.
+  if (watched && (peers::awaits_ipc(message) || host_through_gddt()) &&
       (transport->route == Route::kDeviceBytes || transport->route == Route::kDeviceStaged))
     transport = &transport_of(Route::kHostStaged);
   if (transport->route != Route::kForward && message.bytes() > INT_MAX) {
