@@ -17,7 +17,8 @@
 # across two GPUs) and the time of each stage of the peer protocol (GDDT_STATS=1).
 # staged: staging with CUDA IPC off through the system MPI: the raw format against the contiguous
 # staged transfer, then the staged plane (GDDT_P2P_HOST=gddt) in parts of 1 and 4 MiB, with the
-# pinned pool's and the plane's counters (GDDT_STATS=1).
+# pinned pool's and the plane's counters (GDDT_STATS=1); then the same through the CUDA-aware
+# bundle, where the parts go GPU to GPU, against the contiguous device transfer.
 # opencl: the OpenCL fuzzer, the OpenCL MPI test and the OpenCL pack and point-to-point benchmarks (system MPI) on
 # NVIDIA's OpenCL platform and on PoCL, each alone in the ICD loader's view.
 # devapi: the device API's benchmarks (scripts/device-api-bench.sh: ping-pong and Himeno) on the
@@ -173,6 +174,23 @@ if [[ $stages == *staged* ]]; then
     grep -v "stats:" "$out/staged-$part.txt" | sed -n '/^== /,/^gddt\/cpy2d/p'
     counters "$out/staged-$part.txt"
   done
+  if $cuda_built; then
+    # Through a CUDA-aware library the staged plane's parts go GPU to GPU: the raw format and the
+    # contiguous device transfer are its baselines.
+    (source .devdeps/cuda-mpi/env.sh
+      bundle=(mpiexec -n 2 -x LD_LIBRARY_PATH -x UCX_MODULE_DIR --mca pml ucx -x GDDT_IPC=off -x GDDT_STATS=1)
+      echo "=== staging with CUDA IPC off: raw format and contig-device (CUDA-aware bundle)"
+      "${bundle[@]}" build/gpu-cudampi/bench/gddt-bench "${staged_args[@]}" --methods gddt,contig-device,d2d-copy \
+        --csv "$out/staged-raw-cuda.csv" >"$out/staged-raw-cuda.txt" 2>&1 || exit 1
+      grep -v "stats:" "$out/staged-raw-cuda.txt" | sed -n '/^== /,/^gddt\/cpy2d/p'
+      for part in 1M 4M; do
+        echo "=== staged plane in parts of $part, GPU to GPU (CUDA-aware bundle)"
+        "${bundle[@]}" -x GDDT_P2P_HOST=gddt -x GDDT_STAGING_CHUNK=$part build/gpu-cudampi/bench/gddt-bench \
+          "${staged_args[@]}" --methods gddt --csv "$out/staged-cuda-$part.csv" >"$out/staged-cuda-$part.txt" 2>&1 || exit 1
+        grep -v "stats:" "$out/staged-cuda-$part.txt" | sed -n '/^== /,/^gddt\/cpy2d/p'
+        counters "$out/staged-cuda-$part.txt"
+      done) || status=1
+  fi
 fi
 
 if [[ $stages == *bench* ]]; then
