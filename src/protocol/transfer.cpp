@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "core/config.hpp"
+#include "core/counters.hpp"
 #include "core/log.hpp"
 #include "pack/engine.hpp"
 #include "protocol/lanes.hpp"
@@ -51,6 +52,7 @@ class Slots {
       device_ = lanes.device();
       return use(own_device_, least);
     }
+    if (lanes.on_gpu()) counters::add(counters::Counter::kPinnedPoolMisses, 1);
     heap_.reset(new (std::nothrow) char[want]);
     if (!heap_) return GDDT_ERR_NO_MEMORY;
     return use(heap_.get(), want);
