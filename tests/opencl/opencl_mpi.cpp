@@ -263,8 +263,11 @@ TEST_F(OpenclMpi, PointToPointStagesThroughHost) {
   ASSERT_EQ(MPI_Sendrecv(buffer, kCount, type, peer, 4, rank == 0 ? static_cast<void*>(host.data() + kOffset) : into,
                          kCount, rank == 0 ? host_type_ : type, peer, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
             MPI_SUCCESS);
-  if (rank == 0) EXPECT_EQ(host, expected) << "MPI_Sendrecv into host memory";
-  if (rank == 1) EXPECT_EQ(contents(into, bytes), expected) << "MPI_Sendrecv into an OpenCL buffer";
+  if (rank == 0) {
+    EXPECT_EQ(host, expected) << "MPI_Sendrecv into host memory";
+  } else {
+    EXPECT_EQ(contents(into, bytes), expected) << "MPI_Sendrecv into an OpenCL buffer";
+  }
   clReleaseMemObject(into);
   MPI_Type_free(&type);
   clReleaseMemObject(buffer);
