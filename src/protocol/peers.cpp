@@ -582,7 +582,8 @@ Status user_work_done(int device) {
 // Mappings of other processes' allocations, keyed by process, allocation id and the GPU that maps
 // it. A mapping keeps the other process's memory allocated after it frees it, so only so many stay
 // open: beyond kMostMappings the least recently used one is closed, unless gathered unpacks not yet
-// launched may read it (used since `kept_from`); then more stay open until they are launched.
+// launched may read it (used since `kept_from`, while any thread's gathered unpacks wait); then more
+// stay open until they are launched.
 struct Mapping {
   int device = -1;
   void* base = nullptr;
@@ -595,7 +596,11 @@ struct Mappings {
   std::map<std::tuple<std::int32_t, std::uint64_t, int>, Mapping> open;
   std::uint64_t uses = 0;
   std::uint64_t kept_from = std::numeric_limits<std::uint64_t>::max();
+  int gathering_threads = 0;
 };
+
+// Whether this thread has gathered unpacks that queue_gathered has not launched yet.
+thread_local bool gathering = false;
 
 Mappings& mappings() {
   static Mappings* instance = new Mappings;
@@ -631,15 +636,20 @@ Status mapping_of(const Header& header, int device, void** base) {
 // From the first gathered unpack until queue_gathered launched them all, the mappings they read
 // stay open.
 void keep_mappings_for_gathering() {
+  if (gathering) return;
+  gathering = true;
   Mappings& m = mappings();
   std::lock_guard<std::mutex> lock(m.mutex);
+  ++m.gathering_threads;
   m.kept_from = std::min(m.kept_from, m.uses);
 }
 
 void end_keeping_mappings() {
+  if (!gathering) return;
+  gathering = false;
   Mappings& m = mappings();
   std::lock_guard<std::mutex> lock(m.mutex);
-  m.kept_from = std::numeric_limits<std::uint64_t>::max();
+  if (--m.gathering_threads == 0) m.kept_from = std::numeric_limits<std::uint64_t>::max();
 }
 
 // --- releases held until the unpacks reading the sender's scratch are done ---
