@@ -339,6 +339,11 @@ def fortran_conversion(row):
             before.append(f"  std::vector<int> {name}_c(gddt::mpi::fortran::length(*{count_name}));")
             args.append(f"{name}_c.data()")
             after.append(f"  gddt::mpi::fortran::indices_out({name}_c.data(), outcount_c, {name});")
+        elif base == "int" and array:  # input integers, as many as the row's first int says
+            length_name = next(n for d, n in row.parameters if d == f"int {n}")
+            params.append(f"MPI_Fint* {name}")
+            before.append(f"  std::vector<int> {name}_c({name}, {name} + gddt::mpi::fortran::length(*{length_name}));")
+            args.append(f"{name}_c.data()")
         elif base == "int" and pointer:
             params.append(f"MPI_Fint* {name}")
             before.append(f"  int {name}_c = static_cast<int>(*{name});")

@@ -84,6 +84,25 @@ int Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int 
   return p2p::sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
 }
 
+#if GDDT_HAVE_MPI_Psend_init
+int Psend_init(const void* buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return p2p::psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
+}
+int Precv_init(void* buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+               MPI_Info info, MPI_Request* request) {
+  return p2p::precv_init(buf, partitions, count, datatype, source, tag, comm, info, request);
+}
+int Pready(int partition, MPI_Request request) { return p2p::pready(partition, request); }
+int Pready_range(int partition_low, int partition_high, MPI_Request request) {
+  return p2p::pready_range(partition_low, partition_high, request);
+}
+int Pready_list(int length, int array_of_partitions[], MPI_Request request) {
+  return p2p::pready_list(length, array_of_partitions, request);
+}
+int Parrived(MPI_Request request, int partition, int* flag) { return p2p::parrived(request, partition, flag); }
+#endif
+
 #if GDDT_HAVE_MPI_Isendrecv
 int Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
               int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request* request) {

@@ -189,7 +189,8 @@ bool defer_sends() {
 // Whether the library's start of a persistent operation waits until its pack is done, as for
 // MPI_Isend (deferred.hpp).
 bool start_held(const Operation& operation) {
-  return operation.kind == Operation::Kind::kSend && defer_sends() && protocol::moves_packed_bytes(operation);
+  return operation.kind == Operation::Kind::kSend && operation.partitions == 0 && defer_sends() &&
+         protocol::moves_packed_bytes(operation);
 }
 
 // Queues the pack of a prepared nonblocking send and hands the user a persistent library request of
@@ -514,6 +515,99 @@ int irecv(bool persistent, void* buf, int count, MPI_Datatype datatype, int sour
   return rc;
 }
 
+#if GDDT_HAVE_MPI_Psend_init
+namespace {
+
+// The library gets partitions of the staging: `partitions` of count / partitions of what the
+// transport hands it (packed bytes, or the user's elements on a host copy of their span).
+int partitioned_init(Operation::Kind kind, const void* buf, int partitions, MPI_Count count, MPI_Datatype datatype,
+                     int peer, int tag, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  const auto init = [&](void* buffer, MPI_Count per_partition, MPI_Datatype type) {
+    return kind == Operation::Kind::kSend
+               ? PMPI_Psend_init(buffer, partitions, per_partition, type, peer, tag, comm, info, request)
+               : PMPI_Precv_init(buffer, partitions, per_partition, type, peer, tag, comm, info, request);
+  };
+  // What the library would refuse, it refuses.
+  if (partitions <= 0 || count < 0) return init(const_cast<void*>(buf), count, datatype);
+  if (count * partitions > INT_MAX) {  // beyond gddt's int counts: host data only goes to the library
+    memory::Kind kind;
+    if (gpu::available() && classify_typed(datatype, buf, &kind) == GDDT_OK && kind.is_device())
+      return raise(comm, GDDT_ERR_COUNT);
+    return init(const_cast<void*>(buf), count, datatype);
+  }
+  Call call{kind};
+  call.partitioned = true;
+  call.tag = tag;
+  Side side;
+  int rc = prepare(call, buf, static_cast<int>(count * partitions), datatype, peer, comm, &side);
+  if (rc != MPI_SUCCESS) return rc;
+  rc = init(side.buffer, side.count / partitions, side.datatype);
+  if (rc != MPI_SUCCESS || !side.operation) return rc;
+  Operation& operation = *side.operation;
+  operation.partitions = partitions;
+  operation.partition_bytes = operation.message.bytes() / partitions;
+  operation.partition_unpacked = std::vector<std::atomic<bool>>(static_cast<std::size_t>(partitions));
+  return track(std::move(side.operation), true, *request);
+}
+
+}  // namespace
+
+int psend_init(const void* buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return partitioned_init(Operation::Kind::kSend, buf, partitions, count, datatype, dest, tag, comm, info, request);
+}
+
+int precv_init(void* buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+               MPI_Info info, MPI_Request* request) {
+  return partitioned_init(Operation::Kind::kReceive, buf, partitions, count, datatype, source, tag, comm, info,
+                          request);
+}
+
+namespace {
+
+// Fills partitions [low, high] of a partitioned send before the library hears they are ready.
+int fill_partitions(Operation* operation, int low, int high) {
+  if (operation == nullptr || operation->kind != Operation::Kind::kSend) return MPI_SUCCESS;
+  if (low < 0 || high >= operation->partitions) return MPI_SUCCESS;  // the library reports it
+  for (int partition = low; partition <= high; ++partition) {
+    const int rc = raise(operation->comm, protocol::fill_partition(*operation, partition));
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+int pready(int partition, MPI_Request request) {
+  const int rc = fill_partitions(protocol::requests::partitioned(request), partition, partition);
+  return rc != MPI_SUCCESS ? rc : PMPI_Pready(partition, request);
+}
+
+int pready_range(int partition_low, int partition_high, MPI_Request request) {
+  const int rc = fill_partitions(protocol::requests::partitioned(request), partition_low, partition_high);
+  return rc != MPI_SUCCESS ? rc : PMPI_Pready_range(partition_low, partition_high, request);
+}
+
+int pready_list(int length, int array_of_partitions[], MPI_Request request) {
+  Operation* operation = protocol::requests::partitioned(request);
+  for (int i = 0; i < length && array_of_partitions != nullptr; ++i) {
+    const int rc = fill_partitions(operation, array_of_partitions[i], array_of_partitions[i]);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return PMPI_Pready_list(length, array_of_partitions, request);
+}
+
+int parrived(MPI_Request request, int partition, int* flag) {
+  const int rc = PMPI_Parrived(request, partition, flag);
+  Operation* operation = protocol::requests::partitioned(request);
+  if (rc != MPI_SUCCESS || flag == nullptr || !*flag || operation == nullptr ||
+      operation->kind != Operation::Kind::kReceive || partition < 0 || partition >= operation->partitions)
+    return rc;
+  return raise(operation->comm, protocol::empty_partition(*operation, partition));
+}
+
+#endif  // GDDT_HAVE_MPI_Psend_init
+
 int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
              int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   const BlockingCall blocking;
@@ -635,6 +729,12 @@ int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
 // is held until it is done, as for MPI_Isend (deferred.hpp).
 int start_one(MPI_Request* request, Operation* operation) {
   if (operation == nullptr) return PMPI_Start(request);
+  if (operation->partitions > 0) {  // a send's partitions are filled as they are readied
+    for (auto& unpacked : operation->partition_unpacked) unpacked.store(false);
+    operation->active = true;
+    operation->finished = false;
+    return PMPI_Start(request);
+  }
   const bool held = start_held(*operation);
   gpu::Stream stream = nullptr;
   if (operation->kind == Operation::Kind::kSend) {

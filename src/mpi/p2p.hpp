@@ -85,6 +85,18 @@ int imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MP
 int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status);
 int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status);
 
+// MPI-4's partitioned calls: a partitioned operation of a staged message is a persistent request of
+// the library on the staging, whose partitions MPI_Pready fills and MPI_Parrived (where it says one
+// arrived) or the completion moves into the user's buffer.
+int psend_init(const void* buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Info info, MPI_Request* request);
+int precv_init(void* buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+               MPI_Info info, MPI_Request* request);
+int pready(int partition, MPI_Request request);
+int pready_range(int partition_low, int partition_high, MPI_Request request);
+int pready_list(int length, int array_of_partitions[], MPI_Request request);
+int parrived(MPI_Request request, int partition, int* flag);
+
 int start(MPI_Request* request);
 int startall(int count, MPI_Request requests[]);
 int wait(MPI_Request* request, MPI_Status* status);

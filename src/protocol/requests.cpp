@@ -64,6 +64,15 @@ Operation* claim(MPI_Request request) {
   return nullptr;
 }
 
+Operation* partitioned(MPI_Request request) {
+  if (!any() || request == MPI_REQUEST_NULL) return nullptr;
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  auto it = t.live.find(key_of(request));
+  if (it == t.live.end() || it->second.empty() || it->second.back()->partitions == 0) return nullptr;
+  return it->second.back().get();
+}
+
 void finish_arrived_markers(MPI_Comm comm) {
   if (!any()) return;
   std::vector<std::pair<MPI_Request, Operation*>> watched;
@@ -226,6 +235,11 @@ bool takes_incoming(Operation& operation, int error, const MPI_Status& status, i
     if (handled) return false;
   }
   if (!moves_packed_bytes(operation)) return true;  // the library wrote the typemap itself
+  if (operation.partitions > 0) {  // received whole: the library matches partitioned sizes exactly
+    for (int partition = 0; partition < operation.partitions && !is_error(operation.early.status); ++partition)
+      operation.early.status = empty_partition(operation, partition);
+    return false;
+  }
   PMPI_Get_count(&status, MPI_PACKED, received);
   // A longer message than the receive holds was truncated: the library reports MPI_ERR_TRUNCATE
   // through the request (calls like MPI_Request_get_status do not), except for the one byte more

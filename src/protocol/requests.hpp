@@ -95,6 +95,12 @@ struct Operation {
   // The packed bytes a resolved marker stood for and were received: the count its status reports
   // (-1: the library's status stands).
   std::int64_t status_bytes = -1;
+  // A partitioned operation (MPI_Psend_init, MPI_Precv_init): partition i is packed bytes
+  // [i * partition_bytes, (i + 1) * partition_bytes) of the message; a receive notes those it
+  // moved into the user's buffer since it was started (MPI_Parrived may do so from any thread).
+  int partitions = 0;
+  std::int64_t partition_bytes = 0;
+  std::vector<std::atomic<bool>> partition_unpacked;
 };
 
 namespace requests {
@@ -117,6 +123,9 @@ void add(MPI_Request request, std::unique_ptr<Operation> operation);
 // thread to this operation. Two threads never legitimately complete one request at once.
 Operation* claim(MPI_Request request);
 void release(Operation* operation);
+// The partitioned operation of `request`, claimed or not: MPI_Pready and MPI_Parrived may run in
+// several threads at once, and beside a completion call. Null where the request is not gddt's.
+Operation* partitioned(MPI_Request request);
 // Finishes the watched receives on `comm` (peers.hpp; MPI_COMM_NULL: on every communicator) whose
 // messages the library has matched, so that the markers they took have their headers taken too (a
 // probe then knows which is next), and the buffers lent to them are read.

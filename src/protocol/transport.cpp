@@ -9,6 +9,7 @@
 #include "core/counters.hpp"
 #include "protocol/cuda_awareness.hpp"
 #include "protocol/peers.hpp"
+#include "protocol/transfer.hpp"
 
 namespace gddt::protocol {
 
@@ -293,14 +294,14 @@ Status stage(const Message& message, const Call& asked, MPI_Comm comm, Side* sid
   call.cpu_copied = call.cpu_copied || library_host_only;
   const Pair pair{message, call, library_cuda_aware(), device_route_forced()};
   const Transport* transport = &choose(pair);
-  if (call.kind == Operation::Kind::kSend) {
+  if (call.kind == Operation::Kind::kSend && !call.partitioned) {
     const Route peer_route = peers::route_for_send(message, call, comm);
     if (peer_route != Route::kForward) transport = &transport_of(peer_route);
   }
   const bool peer_send = transport->route == Route::kPeerInline || transport->route == Route::kPeerIpc ||
                          transport->route == Route::kPeerStaged;
   std::shared_ptr<peers::Channel> channel =
-      call.kind == Operation::Kind::kReceive ? peers::watching(comm, message.bytes()) : nullptr;
+      call.kind == Operation::Kind::kReceive && !call.partitioned ? peers::watching(comm, message.bytes()) : nullptr;
   const bool watched = channel != nullptr;
   if (watched) peers::note_receive(message);
   // Reading a marker out of device memory is a copy and a wait for the GPU (10 us on an H200), and a
@@ -357,6 +358,27 @@ bool moves_packed_bytes(const Operation& operation) { return transport_of(operat
 bool fills_in_one_launch(const Operation& operation) {
   return moves_packed_bytes(operation) &&
          moves_in_one_launch(operation.message, operation.staging, operation.message.bytes());
+}
+
+Status fill_partition(Operation& operation, int partition) {
+  const Message& message = operation.message;
+  if (operation.route != Route::kHostSpan)
+    return pack_message_part(message, operation.staging, partition * operation.partition_bytes,
+                             operation.partition_bytes, nullptr, meanwhile_for(operation));
+  // The library takes the user's datatype on the host copy: the span of the partition's elements.
+  Message elements = message;
+  elements.count = message.count / operation.partitions;
+  const std::int64_t first = partition * elements.count * message.layout->extent + elements.span_lb();
+  return copy_and_wait(static_cast<char*>(operation.staging.data()) + (first - message.span_lb()),
+                       static_cast<const char*>(message.buffer) + first,
+                       static_cast<std::size_t>(elements.span_bytes()),
+                       message.kind.is_device() ? message.kind.device : -1);
+}
+
+Status empty_partition(Operation& operation, int partition) {
+  if (operation.partition_unpacked[static_cast<std::size_t>(partition)].exchange(true)) return GDDT_OK;
+  return unpack_message_part(operation.message, operation.staging, partition * operation.partition_bytes,
+                             operation.partition_bytes, nullptr, meanwhile_for(operation), operation.ordering);
 }
 
 Status empty_incoming(Operation& operation, std::int64_t received, gpu::Stream* queued_on) {

@@ -30,6 +30,9 @@ struct Call {
   // Sends: the receiver may read the user's buffer until the send completes (blocking and
   // nonblocking sends; not buffered, persistent or exchange ones, which complete apart from it).
   bool lends_buffer = false;
+  // MPI_Psend_init, MPI_Precv_init: the library moves the staging's partitions itself, so the
+  // message never takes the peer protocol.
+  bool partitioned = false;
 };
 
 // One side of a call as the MPI library will see it: the user's own arguments when the message is
@@ -92,6 +95,12 @@ bool moves_packed_bytes(const Operation& operation);
 Status empty_incoming(Operation& operation, std::int64_t received, gpu::Stream* queued_on);
 // Whether emptying `received` bytes is one launch that may share a set (queue_unpacks).
 bool empties_in_one_launch(const Operation& operation, std::int64_t received);
+
+// A partitioned operation's partition: its part of a send's staging filled from the user's
+// buffer (returns when the bytes are in place), or its part of a receive's moved into the user's
+// buffer, unless MPI_Parrived or an earlier completion did that already.
+Status fill_partition(Operation& operation, int partition);
+Status empty_partition(Operation& operation, int partition);
 
 // Frees the library datatypes the transports made (at MPI_Finalize).
 void release_transports();
