@@ -96,8 +96,8 @@ struct Operation {
   // (-1: the library's status stands).
   std::int64_t status_bytes = -1;
   // A partitioned operation (MPI_Psend_init, MPI_Precv_init): partition i is packed bytes
-  // [i * partition_bytes, (i + 1) * partition_bytes) of the message; a receive notes those it
-  // moved into the user's buffer since it was started (MPI_Parrived may do so from any thread).
+  // [i * partition_bytes, (i + 1) * partition_bytes) of the message; a receive notes those
+  // MPI_Parrived moved into the user's buffer since it was started (from any thread).
   int partitions = 0;
   std::int64_t partition_bytes = 0;
   std::vector<std::atomic<bool>> partition_unpacked;

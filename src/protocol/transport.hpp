@@ -97,8 +97,8 @@ Status empty_incoming(Operation& operation, std::int64_t received, gpu::Stream* 
 bool empties_in_one_launch(const Operation& operation, std::int64_t received);
 
 // A partitioned operation's partition: its part of a send's staging filled from the user's
-// buffer (returns when the bytes are in place), or its part of a receive's moved into the user's
-// buffer, unless MPI_Parrived or an earlier completion did that already.
+// buffer, or its part of a receive's moved into the user's buffer unless an earlier MPI_Parrived
+// since the start did that already (both return when the bytes are in place).
 Status fill_partition(Operation& operation, int partition);
 Status empty_partition(Operation& operation, int partition);
 
