@@ -529,7 +529,7 @@ int partitioned_init(Operation::Kind kind, const void* buf, int partitions, MPI_
   };
   // What the library would refuse, it refuses.
   if (partitions <= 0 || count < 0) return init(const_cast<void*>(buf), count, datatype);
-  if (count * partitions > INT_MAX) {  // beyond gddt's int counts: host data only goes to the library
+  if (count > INT_MAX / partitions) {  // beyond gddt's int counts: host data only goes to the library
     memory::Kind where;
     if (gpu::available() && classify_typed(datatype, buf, &where) == GDDT_OK && where.is_device())
       return raise(comm, GDDT_ERR_COUNT);

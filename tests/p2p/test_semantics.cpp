@@ -436,6 +436,62 @@ void partitioned(const Context& context, const TypeCatalog& types) {
     P2P_EXPECT_SUCCESS(MPI_Request_free(&recv));
   }
 }
+
+// Bad arguments to the partitioned calls get the error class the library gives the same call
+// (through PMPI, on the same requests), and the requests then still deliver their message.
+void partitioned_errors(const Context& context, const TypeCatalog& types) {
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  const WorldErrorCounter world_errors;  // where the library raises request errors on MPI_COMM_WORLD
+  const TypeCase& vector = types.named("vector_block64");
+  constexpr int kPartitions = 4, kPerPartition = 2, kCount = kPartitions * kPerPartition;
+  auto error_class = [](int code) {
+    int error = MPI_SUCCESS;
+    MPI_Error_class(code, &error);
+    return error;
+  };
+  auto expect_library_class = [&](int code, int library_code, const std::string& what) {
+    expect(code != MPI_SUCCESS && error_class(code) == error_class(library_code),
+           what + ": error class " + std::to_string(error_class(code)) + ", the library's " +
+               std::to_string(error_class(library_code)));
+  };
+  RingMessage message(context, vector, kCount, vector, kCount, 60);
+  MPI_Request bad = MPI_REQUEST_NULL, library_bad = MPI_REQUEST_NULL;
+  expect_library_class(
+      MPI_Psend_init(message.send.address(), 0, kPerPartition, vector.type, context.next, 60, comm, MPI_INFO_NULL, &bad),
+      PMPI_Psend_init(message.send.address(), 0, kPerPartition, vector.type, context.next, 60, comm, MPI_INFO_NULL,
+                      &library_bad),
+      "MPI_Psend_init of no partitions");
+  expect_library_class(
+      MPI_Precv_init(message.recv.address(), kPartitions, -1, vector.type, context.prev, 60, comm, MPI_INFO_NULL, &bad),
+      PMPI_Precv_init(message.recv.address(), kPartitions, -1, vector.type, context.prev, 60, comm, MPI_INFO_NULL,
+                      &library_bad),
+      "MPI_Precv_init of a negative count");
+  MPI_Request send = MPI_REQUEST_NULL, recv = MPI_REQUEST_NULL;
+  P2P_EXPECT_SUCCESS(MPI_Precv_init(message.recv.address(), kPartitions, kPerPartition, vector.type, context.prev, 60,
+                                    comm, MPI_INFO_NULL, &recv));
+  P2P_EXPECT_SUCCESS(MPI_Psend_init(message.send.address(), kPartitions, kPerPartition, vector.type, context.next, 60,
+                                    comm, MPI_INFO_NULL, &send));
+  P2P_EXPECT_SUCCESS(MPI_Start(&recv));
+  P2P_EXPECT_SUCCESS(MPI_Start(&send));
+  expect_library_class(MPI_Pready(kPartitions, send), PMPI_Pready(kPartitions, send), "MPI_Pready past the last");
+  expect_library_class(MPI_Pready_range(1, kPartitions + 3, send), PMPI_Pready_range(1, kPartitions + 3, send),
+                       "MPI_Pready_range past the last");
+  int negative[] = {-3};
+  expect_library_class(MPI_Pready_list(1, negative, send), PMPI_Pready_list(1, negative, send),
+                       "MPI_Pready_list of a negative partition");
+  int flag = 0;
+  expect_library_class(MPI_Parrived(recv, kPartitions + 1, &flag), PMPI_Parrived(recv, kPartitions + 1, &flag),
+                       "MPI_Parrived past the last");
+  P2P_EXPECT_SUCCESS(MPI_Pready_range(0, kPartitions - 1, send));
+  P2P_EXPECT_SUCCESS(MPI_Wait(&send, MPI_STATUS_IGNORE));
+  P2P_EXPECT_SUCCESS(MPI_Wait(&recv, MPI_STATUS_IGNORE));
+  message.check(nullptr, "partitioned after bad arguments");
+  P2P_EXPECT_SUCCESS(MPI_Request_free(&send));
+  P2P_EXPECT_SUCCESS(MPI_Request_free(&recv));
+  MPI_Comm_free(&comm);
+}
 #endif
 
 // A receive freed with MPI_Request_free while active still receives: once a later message from
@@ -832,6 +888,7 @@ const std::pair<const char*, Case> kCases[] = {
 #endif
 #if GDDT_HAVE_MPI_Psend_init
     {"partitioned", partitioned},
+    {"partitioned_errors", partitioned_errors},
 #endif
 };
 
