@@ -473,11 +473,19 @@ def fortran_layer(library):
     return None, defined
 
 
+# Intercepted in C only: MPI_Type_get_contents returns arrays the conversions above do not write
+# back. Open MPI returns new handles there, which need no bookkeeping; MPICH's mpi_f08 procedure
+# calls PMPI itself, so there a Fortran program that frees the references it returned can still
+# see its types refused (docs/usage.md, "Fortran callers").
+FORTRAN_LIBRARY_OWN = {"MPI_Type_get_contents", "MPI_Type_get_contents_c"}
+
+
 def fortran_rows(rows, declared, layer, defined):
     if layer is None:
         return []
     symbol_of = FORTRAN_LAYERS[layer][0]
-    return [r for r in rows if r.kind != "forward" and r.name in declared and symbol_of(fortran_name(r)) in defined]
+    return [r for r in rows if r.kind != "forward" and r.name not in FORTRAN_LIBRARY_OWN and r.name in declared
+            and symbol_of(fortran_name(r)) in defined]
 
 
 def write_fortran(rows, declared, library, cpp):

@@ -4,6 +4,7 @@
 // interpose_large_count.cpp.
 #include <mpi.h>
 
+#include <algorithm>
 #include <string>
 
 #include "core/counters.hpp"
@@ -14,6 +15,7 @@
 #include "mpi/p2p.hpp"
 #include "mpi/pack_api.hpp"
 #include "pack/engine.hpp"
+#include "type/contents.hpp"
 
 namespace gddt::mpi {
 
@@ -68,6 +70,39 @@ int Type_free(MPI_Datatype* datatype) {
   if (rc != MPI_SUCCESS) type::on_commit(handle);  // not freed after all (a named type, say)
   return rc;
 }
+
+namespace {
+
+// Entries past the type's own count of datatypes are the caller's, not written by the library.
+void note_references(MPI_Datatype datatype, MPI_Count max_datatypes, const MPI_Datatype* returned) {
+  const MPI_Count written = std::min(max_datatypes, type::envelope_of(datatype).datatypes);
+  for (MPI_Count i = 0; i < written; ++i) type::on_reference(returned[i]);
+}
+
+}  // namespace
+
+// Each derived datatype returned is a new reference the program frees on its own (MPI-4.0
+// 5.1.13); where the library returns the type's own handle, freeing it must not end the type.
+int Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
+                      int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]) {
+  const int rc = PMPI_Type_get_contents(datatype, max_integers, max_addresses, max_datatypes, array_of_integers,
+                                        array_of_addresses, array_of_datatypes);
+  if (rc == MPI_SUCCESS) note_references(datatype, max_datatypes, array_of_datatypes);
+  return rc;
+}
+
+#if GDDT_HAVE_MPI_Type_get_contents_c
+int Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+                        MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[],
+                        MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
+                        MPI_Datatype array_of_datatypes[]) {
+  const int rc = PMPI_Type_get_contents_c(datatype, max_integers, max_addresses, max_large_counts, max_datatypes,
+                                          array_of_integers, array_of_addresses, array_of_large_counts,
+                                          array_of_datatypes);
+  if (rc == MPI_SUCCESS) note_references(datatype, max_datatypes, array_of_datatypes);
+  return rc;
+}
+#endif
 
 int Finalize(void) {
   hooks::run(hooks::Event::kFinalize);

@@ -2,7 +2,9 @@
 // a type first meets memory gddt serves (a host-only program analyses nothing), dropped when
 // its handle is freed or committed anew. Decoding happens outside the lock; readers share it.
 // Failed analyses are cached too, so a type gddt cannot express is decoded once, not on every
-// call.
+// call. A handle is freed only when the program gave back every reference it held: the one its
+// constructor made and each one MPI_Type_get_contents handed out (MPICH returns the type's own
+// handle there, so a program freeing that reference still holds a live, committed type).
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -30,6 +32,7 @@ struct Cache {
   std::unordered_map<std::uint64_t, Entry> entries;
   std::unordered_set<std::uint64_t> freed;
   std::unordered_set<std::uint64_t> committed;
+  std::unordered_map<std::uint64_t, unsigned long> extra_references;  // from get_contents
   std::atomic<unsigned long long> hits{0};
   std::atomic<unsigned long long> misses{0};
 };
@@ -103,12 +106,24 @@ void on_commit(MPI_Datatype datatype) {
   c.committed.insert(key);
 }
 
+void on_reference(MPI_Datatype datatype) {
+  if (datatype == MPI_DATATYPE_NULL || is_named(datatype)) return;
+  Cache& c = cache();
+  std::unique_lock<std::shared_mutex> lock(c.mutex);
+  ++c.extra_references[key_of(datatype)];
+}
+
 void on_free(MPI_Datatype datatype) {
   if (datatype == MPI_DATATYPE_NULL) return;
   Cache& c = cache();
   const std::uint64_t key = key_of(datatype);
   LayoutPtr evicted;  // released after the lock: backend data may take a while to free
   std::unique_lock<std::shared_mutex> lock(c.mutex);
+  auto reference = c.extra_references.find(key);
+  if (reference != c.extra_references.end()) {
+    if (--reference->second == 0) c.extra_references.erase(reference);
+    return;  // the type lives on, under the handle the program still holds
+  }
   auto it = c.entries.find(key);
   if (it != c.entries.end()) {
     evicted = std::move(it->second.layout);
@@ -161,6 +176,7 @@ void clear_cache() {
   dropped.swap(c.entries);
   c.freed.clear();
   c.committed.clear();
+  c.extra_references.clear();
   lock.unlock();
 }
 

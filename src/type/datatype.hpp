@@ -32,8 +32,13 @@ Status lookup(MPI_Datatype datatype, LayoutPtr* out);
 void on_commit(MPI_Datatype datatype);
 
 // Called by the interposed MPI_Type_free before the library frees the type: evicts it and
-// remembers the handle as freed until it is committed again.
+// remembers the handle as freed until it is committed again, unless the program still holds
+// another reference to it (on_reference).
 void on_free(MPI_Datatype datatype);
+
+// Called for each derived datatype MPI_Type_get_contents returned: a reference the program
+// must free, which leaves the type alive under the same handle where the library returns it.
+void on_reference(MPI_Datatype datatype);
 
 // The hot-path lookup: one shared lock. True when gddt knows `datatype` is committed (or
 // freed: *status GDDT_ERR_INVALID_TYPE) and has its analysis; false when it must be asked

@@ -145,35 +145,41 @@ int call_constructor(const TypeNode& node, const std::vector<MPI_Datatype>& chil
   return MPI_ERR_INTERN;
 }
 
-void free_derived(std::vector<MPI_Datatype>* handles) {
-  for (MPI_Datatype& handle : *handles)
-    if (handle != MPI_DATATYPE_NULL) MPI_Type_free(&handle);
+// Frees the intermediate handles, or hands them to `kept`.
+void free_derived(std::vector<std::pair<const TypeNode*, MPI_Datatype>>* handles, KeptHandles* kept) {
+  for (auto& [node, handle] : *handles) {
+    if (handle == MPI_DATATYPE_NULL) continue;
+    if (kept != nullptr)
+      (*kept)[node] = handle;
+    else
+      MPI_Type_free(&handle);
+  }
 }
 
 int build(const TypeNode& node, std::uint64_t commit_mask, int* next_bit, MPI_Datatype* out,
-          LibraryBoundsMap* bounds) {
+          LibraryBoundsMap* bounds, KeptHandles* kept) {
   *out = MPI_DATATYPE_NULL;
   if (node.constructor == Constructor::kNamed) return call_constructor(node, {}, false, out);
   std::vector<MPI_Datatype> children;   // what the constructor gets
-  std::vector<MPI_Datatype> derived;    // what this call must free
+  std::vector<std::pair<const TypeNode*, MPI_Datatype>> derived;  // what this call must free
   for (const TypeNode& child : node.children) {
     MPI_Datatype handle;
-    int rc = build(child, commit_mask, next_bit, &handle, bounds);
+    int rc = build(child, commit_mask, next_bit, &handle, bounds, kept);
     if (rc != MPI_SUCCESS) {
-      free_derived(&derived);
+      free_derived(&derived, kept);
       return rc;
     }
     if (child.constructor != Constructor::kNamed) {
       const int bit = (*next_bit)++ % 64;
       if (commit_mask >> bit & 1) MPI_Type_commit(&handle);
-      derived.push_back(handle);
+      derived.emplace_back(&child, handle);
     }
     children.push_back(handle);
   }
   // Where the library has them, the mask's high bits pick MPI-4's large-count constructors.
   const bool large_count = (commit_mask >> (63 - *next_bit % 64) & 1) != 0;
   int rc = call_constructor(node, children, large_count, out);
-  free_derived(&derived);
+  free_derived(&derived, kept);
   if (rc == MPI_SUCCESS) {
     MPI_Aint lb = 0, extent = 0;
     PMPI_Type_get_extent(*out, &lb, &extent);
@@ -203,9 +209,62 @@ std::string distribution_name(int distribution, int darg) {
 }  // namespace
 
 int build_datatype(const TypeNode& node, std::uint64_t commit_mask, MPI_Datatype* datatype,
-                   LibraryBoundsMap* bounds) {
+                   LibraryBoundsMap* bounds, KeptHandles* kept) {
   int next_bit = 0;
-  return build(node, commit_mask, &next_bit, datatype, bounds);
+  return build(node, commit_mask, &next_bit, datatype, bounds, kept);
+}
+
+namespace {
+
+// The handles get_contents returns for a derived datatype (none for a named one), through the
+// _c queries where the library has them: MPICH 4 aborts on the int ones for a type a
+// large-count constructor made.
+std::vector<MPI_Datatype> contents_of(MPI_Datatype datatype) {
+  std::vector<MPI_Datatype> types;
+  int combiner = MPI_UNDEFINED;
+#if MPI_VERSION >= 4
+  MPI_Count integers = 0, addresses = 0, large_counts = 0, datatypes = 0;
+  MPI_Type_get_envelope_c(datatype, &integers, &addresses, &large_counts, &datatypes, &combiner);
+  if (combiner == MPI_COMBINER_NAMED) return types;
+  std::vector<int> ints(static_cast<size_t>(integers) + 1);
+  std::vector<MPI_Aint> aints(static_cast<size_t>(addresses) + 1);
+  std::vector<MPI_Count> counts(static_cast<size_t>(large_counts) + 1);
+  types.resize(static_cast<size_t>(datatypes));
+  const int rc = MPI_Type_get_contents_c(datatype, integers, addresses, large_counts, datatypes, ints.data(),
+                                         aints.data(), counts.data(), types.data());
+#else
+  int integers = 0, addresses = 0, datatypes = 0;
+  MPI_Type_get_envelope(datatype, &integers, &addresses, &datatypes, &combiner);
+  if (combiner == MPI_COMBINER_NAMED) return types;
+  std::vector<int> ints(static_cast<size_t>(integers) + 1);
+  std::vector<MPI_Aint> aints(static_cast<size_t>(addresses) + 1);
+  types.resize(static_cast<size_t>(datatypes));
+  const int rc =
+      MPI_Type_get_contents(datatype, integers, addresses, datatypes, ints.data(), aints.data(), types.data());
+#endif
+  if (rc != MPI_SUCCESS) types.clear();
+  return types;
+}
+
+bool is_named(MPI_Datatype datatype) {
+  int combiner = MPI_UNDEFINED;
+#if MPI_VERSION >= 4
+  MPI_Count integers, addresses, large_counts, datatypes;
+  MPI_Type_get_envelope_c(datatype, &integers, &addresses, &large_counts, &datatypes, &combiner);
+#else
+  int integers, addresses, datatypes;
+  MPI_Type_get_envelope(datatype, &integers, &addresses, &datatypes, &combiner);
+#endif
+  return combiner == MPI_COMBINER_NAMED;
+}
+
+}  // namespace
+
+void walk_contents(MPI_Datatype datatype) {
+  for (MPI_Datatype child : contents_of(datatype)) {
+    walk_contents(child);
+    if (!is_named(child)) MPI_Type_free(&child);
+  }
 }
 
 const char* named_type_name(MPI_Datatype named) { return named_type(named).name; }

@@ -86,9 +86,16 @@ using LibraryBoundsMap = std::map<const TypeNode*, LibraryBounds>;
 // construction order) so both committed and uncommitted children reach gddt's decoder; where
 // the library has MPI-4's large-count constructors, the mask's high bits pick them for some
 // nodes, which the library then describes only through the _c queries.
+// With `kept`, the intermediate handles go there instead, by node, alive for the caller to free
+// (a program that keeps its building blocks and frees only the types it sent).
 // Returns MPI_SUCCESS or the failing call's code.
+using KeptHandles = std::map<const TypeNode*, MPI_Datatype>;
 int build_datatype(const TypeNode& node, std::uint64_t commit_mask, MPI_Datatype* datatype,
-                   LibraryBoundsMap* bounds);
+                   LibraryBoundsMap* bounds, KeptHandles* kept = nullptr);
+
+// Walks a datatype through MPI_Type_get_envelope/get_contents the way a program describing its
+// types does, freeing every derived reference get_contents returns (MPI-4.0 5.1.13).
+void walk_contents(MPI_Datatype datatype);
 
 // A one-line description: constructor names with their arguments, children nested.
 std::string describe(const TypeNode& node);

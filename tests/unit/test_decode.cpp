@@ -608,6 +608,28 @@ TEST(Cache, CommitLookupFree) {
   PMPI_Type_free(&reused);
 }
 
+// A reference MPI_Type_get_contents returned and the program freed leaves the type alive under
+// its handle (MPICH returns the type's own handle there): freed only with the last reference.
+TEST(Cache, FreedOnlyWithTheLastReference) {
+  MPI_Datatype t = vector(2, 1, 3, MPI_DOUBLE);
+  PMPI_Type_commit(&t);
+  on_commit(t);
+  on_reference(t);
+  on_reference(t);
+  on_free(t);
+  on_free(t);
+  EXPECT_FALSE(is_freed(t));
+  EXPECT_TRUE(is_known_committed(t));
+  LayoutPtr layout;
+  ASSERT_EQ(lookup(t, &layout), GDDT_OK);
+  EXPECT_EQ(layout->size, 16);
+  on_free(t);
+  EXPECT_TRUE(is_freed(t));
+  EXPECT_EQ(lookup(t, &layout), GDDT_ERR_INVALID_TYPE);
+  on_reference(MPI_DOUBLE);  // named types are never freed: nothing to count
+  PMPI_Type_free(&t);
+}
+
 TEST(Cache, NamedAndUncommittedTypes) {
   clear_cache();  // forget handles earlier tests freed: the library may hand them out again
   EXPECT_TRUE(is_known_committed(MPI_DOUBLE));
