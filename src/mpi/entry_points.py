@@ -24,7 +24,7 @@ import subprocess
 import sys
 
 TABLE = pathlib.Path(__file__).with_name("entry_points.txt")
-CLASSES = ("intercepted", "staged", "blocking", "checked", "forward")
+CLASSES = ("intercepted", "staged", "blocking", "checked", "made", "forward")
 ROW = re.compile(r"^(\w+)\s+(MPI_\w+)(?:\((.*)\))?\s*(?:\|\s*(.*))?$")
 BUFFER = re.compile(r"^(\w+):(\w+)(?:\[(peer|in|out)\])?(?:@(root|leaf))?$")
 PER = {None: "kCall", "peer": "kPeer", "in": "kInNeighbor", "out": "kOutNeighbor"}
@@ -48,6 +48,7 @@ class Row:
         self.buffers = buffers  # (buffer, datatype, per, side) each
         self.staged = []  # staged rows: STAGED_BUFFER's groups for each buffer
         self.listed = listed  # the buffers as the table writes them
+        self.made = None  # made rows: the parameter that returns the new datatype
 
     @property
     def short(self):
@@ -96,10 +97,15 @@ def read_table():
         fast = kind == "intercepted" and buffers is not None and buffers.strip() == "fast"
         if fast:
             buffers = None
+        made = None
+        if kind == "made":
+            made, buffers = (buffers or "").strip(), None
         if (kind in ("checked", "staged") and not buffers) or (kind in ("intercepted", "forward") and buffers):
             fail(f"{where}: checked and staged rows list their buffers, blocking rows may, intercepted rows may "
-                 "say `fast`, forward rows say nothing")
+                 "say `fast`, made rows name their new datatype, forward rows say nothing")
         params = None if parameters is None else split_parameters(parameters, where)
+        if kind == "made" and f"MPI_Datatype *{made}" not in [d for d, _ in params]:
+            fail(f"{where}: a made row names its `MPI_Datatype *` parameter after `|`")
         specs, staged = [], []
         for spec in (s.strip() for s in (buffers or "").split(",") if s.strip()):
             if kind == "staged":
@@ -115,8 +121,9 @@ def read_table():
             if not b or params is None or not {b.group(1), b.group(2)} <= {n for _, n in params}:
                 fail(f"{where}: '{spec}' does not name a buffer and a datatype parameter")
             specs.append(b.groups())
-        row = Row(kind, name, params, specs, buffers or "", fast)
+        row = Row(kind, name, params, specs, made or buffers or "", fast)
         row.staged = staged
+        row.made = made
         rows.append(row)
     return rows
 
@@ -235,6 +242,10 @@ def shim(row):
     if row.kind == "intercepted":
         body = [f"  if (gddt::mpi::stepped_aside()) return {forward};",
                 f"  return gddt::mpi::entry::{row.short}({row.arguments()});"]
+    elif row.kind == "made":
+        body = [f"  const int rc = {forward};",
+                f"  if (rc == MPI_SUCCESS && !gddt::mpi::stepped_aside()) gddt::mpi::made_datatype(*{row.made});",
+                "  return rc;"]
     else:
         body = guard(row) if row.buffers else []
         if row.kind == "blocking":
@@ -455,6 +466,11 @@ def fortran_shim(row, layer):
         if blocks(row):
             body.append("  const gddt::mpi::BlockingCall blocking;")
         body.append(f"  library({forward_names});")
+        if row.kind == "made":
+            made = next(i for i, (_, n) in enumerate(row.parameters) if n == row.made)
+            ierror = f"static_cast<MPI_Fint*>(a{len(row.parameters)})"
+            body += [f"  if (({ierror} == nullptr || *{ierror} == MPI_SUCCESS) && !gddt::mpi::stepped_aside())",
+                     f"    gddt::mpi::made_datatype(MPI_Type_f2c(*static_cast<MPI_Fint*>(a{made})));"]
     lines = [f"GDDT_FORTRAN_ENTRY void {symbol}({signature}) {{", *body, "}"]
     lines += [f'GDDT_FORTRAN_ALIAS("{symbol}") void {alias}({signature});' for alias in aliases_of(fortran_name(row))]
     return "\n".join(lines)
@@ -514,6 +530,7 @@ def markdown(rows):
         "staged": "Staged: device buffers go to the library as host stand-ins",
         "blocking": "May block: held sends start first, freed requests finish after",
         "checked": "Checked: device data the library would pack with the CPU is refused",
+        "made": "Made: a new datatype, whose handle gddt forgets anything it knew of",
         "forward": "Forwarded: no shim, the library's own function",
     }
     out = ["# MPI entry points", "",
@@ -525,7 +542,7 @@ def markdown(rows):
     for kind in CLASSES:
         chosen = [r for r in rows if r.kind == kind]
         out += [f"## {titles[kind]} ({len(chosen)})", ""]
-        if kind in ("intercepted", "forward"):
+        if kind in ("intercepted", "made", "forward"):
             out += [", ".join(f"`{r.name}`" for r in chosen), ""]
             continue
         out += ["| function | buffers |", "|---|---|"]

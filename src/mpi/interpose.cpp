@@ -56,7 +56,9 @@ int Type_commit(MPI_Datatype* datatype) {
 // A duplicate of a committed type is committed too (MPI-4.0 5.1.10).
 int Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
   const int rc = PMPI_Type_dup(oldtype, newtype);
-  if (rc == MPI_SUCCESS && type::is_known_committed(oldtype)) type::on_commit(*newtype);
+  if (rc != MPI_SUCCESS) return rc;
+  made_datatype(*newtype);
+  if (type::is_known_committed(oldtype)) type::on_commit(*newtype);
   return rc;
 }
 
@@ -73,10 +75,40 @@ int Type_free(MPI_Datatype* datatype) {
 
 namespace {
 
+// Whether MPI_Type_get_contents returns the children's own handles (MPICH, counting a reference)
+// or new handles of their own (Open MPI): only the first makes a freed reference leave a live
+// type behind. Asked once, of a probe type.
+bool contents_return_own_handles() {
+  static const bool own = [] {
+    MPI_Datatype child = MPI_DATATYPE_NULL, parent = MPI_DATATYPE_NULL, returned = MPI_DATATYPE_NULL;
+    int count = 0;
+    MPI_Aint unused = 0;
+    bool same = false;
+    if (PMPI_Type_contiguous(2, MPI_INT, &child) == MPI_SUCCESS &&
+        PMPI_Type_contiguous(2, child, &parent) == MPI_SUCCESS &&
+        PMPI_Type_get_contents(parent, 1, 0, 1, &count, &unused, &returned) == MPI_SUCCESS) {
+      same = returned == child;
+      PMPI_Type_free(&returned);
+    }
+    if (parent != MPI_DATATYPE_NULL) PMPI_Type_free(&parent);
+    if (child != MPI_DATATYPE_NULL) PMPI_Type_free(&child);
+    return same;
+  }();
+  return own;
+}
+
+// Own handles are references to live types; new ones are types made like any constructor's.
 // Entries past the type's own count of datatypes are the caller's, not written by the library.
 void note_references(MPI_Datatype datatype, MPI_Count max_datatypes, const MPI_Datatype* returned) {
+  const bool own = contents_return_own_handles();
   const MPI_Count written = std::min(max_datatypes, type::envelope_of(datatype).datatypes);
-  for (MPI_Count i = 0; i < written; ++i) type::on_reference(returned[i]);
+  for (MPI_Count i = 0; i < written; ++i) {
+    if (type::combiner_of(returned[i]) == MPI_COMBINER_NAMED) continue;
+    if (own)
+      type::on_reference(returned[i]);
+    else
+      made_datatype(returned[i]);
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "core/config.hpp"
 #include "protocol/deferred.hpp"
 #include "protocol/requests.hpp"
+#include "type/datatype.hpp"
 
 #define GDDT_MPI_ENTRY extern "C" __attribute__((visibility("default")))
 
@@ -26,6 +27,10 @@ extern std::atomic<bool> finalized;
 // Whether an intercepted call goes to the library unchanged: gddt is disabled, or MPI is
 // finalized (the library then reports the call as erroneous in its own words).
 inline bool stepped_aside() { return detail::finalized.load(std::memory_order_relaxed) || disabled(); }
+
+// A datatype constructor (a `made` row) returned `datatype`: the library may have handed out the
+// handle of a type freed earlier, so nothing gddt knew of that handle holds any more.
+inline void made_datatype(MPI_Datatype datatype) { type::on_made(datatype); }
 
 // Around the library's call of a function that may wait for another process: every send gddt
 // holds back starts first, so no peer waits in that call for a message this process has not

@@ -52,6 +52,17 @@ Entry analyse(MPI_Datatype datatype) {
   return entry;
 }
 
+// With the lock held: drops the analysis of `key`, whose layout the caller releases after the
+// lock (backend data may take a while to free).
+LayoutPtr evict(Cache& c, std::uint64_t key) {
+  LayoutPtr layout;
+  auto it = c.entries.find(key);
+  if (it == c.entries.end()) return layout;
+  layout = std::move(it->second.layout);
+  c.entries.erase(it);
+  return layout;
+}
+
 bool is_named(MPI_Datatype datatype) { return combiner_of(datatype) == MPI_COMBINER_NAMED; }
 
 bool is_plain(const Layout& layout) {
@@ -97,17 +108,25 @@ void on_commit(MPI_Datatype datatype) {
   const std::uint64_t key = key_of(datatype);
   LayoutPtr stale;  // an analysis of an earlier type with this handle, released after the lock
   std::unique_lock<std::shared_mutex> lock(c.mutex);
-  auto it = c.entries.find(key);
-  if (it != c.entries.end()) {
-    stale = std::move(it->second.layout);
-    c.entries.erase(it);
-  }
+  stale = evict(c, key);
   c.freed.erase(key);
   c.committed.insert(key);
 }
 
+void on_made(MPI_Datatype datatype) {
+  if (datatype == MPI_DATATYPE_NULL) return;
+  Cache& c = cache();
+  const std::uint64_t key = key_of(datatype);
+  LayoutPtr stale;  // released after the lock
+  std::unique_lock<std::shared_mutex> lock(c.mutex);
+  stale = evict(c, key);
+  c.freed.erase(key);
+  c.committed.erase(key);
+  c.extra_references.erase(key);
+}
+
 void on_reference(MPI_Datatype datatype) {
-  if (datatype == MPI_DATATYPE_NULL || is_named(datatype)) return;
+  if (datatype == MPI_DATATYPE_NULL) return;
   Cache& c = cache();
   std::unique_lock<std::shared_mutex> lock(c.mutex);
   ++c.extra_references[key_of(datatype)];
@@ -117,21 +136,16 @@ void on_free(MPI_Datatype datatype) {
   if (datatype == MPI_DATATYPE_NULL) return;
   Cache& c = cache();
   const std::uint64_t key = key_of(datatype);
-  LayoutPtr evicted;  // released after the lock: backend data may take a while to free
+  LayoutPtr evicted;  // released after the lock
   std::unique_lock<std::shared_mutex> lock(c.mutex);
   auto reference = c.extra_references.find(key);
   if (reference != c.extra_references.end()) {
     if (--reference->second == 0) c.extra_references.erase(reference);
     return;  // the type lives on, under the handle the program still holds
   }
-  auto it = c.entries.find(key);
-  if (it != c.entries.end()) {
-    evicted = std::move(it->second.layout);
-    c.entries.erase(it);
-  }
+  evicted = evict(c, key);
   c.committed.erase(key);
   c.freed.insert(key);
-  lock.unlock();
 }
 
 bool find_committed(MPI_Datatype datatype, Status* status, LayoutPtr* out) {

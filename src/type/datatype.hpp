@@ -36,6 +36,10 @@ void on_commit(MPI_Datatype datatype);
 // another reference to it (on_reference).
 void on_free(MPI_Datatype datatype);
 
+// Called for a datatype a constructor just made: whatever the cache knew of its handle belonged
+// to a type freed before, which the library may have made the handle of this one.
+void on_made(MPI_Datatype datatype);
+
 // Called for each derived datatype MPI_Type_get_contents returned: a reference the program
 // must free, which leaves the type alive under the same handle where the library returns it.
 void on_reference(MPI_Datatype datatype);

@@ -3,7 +3,9 @@
  * earlier ones (vector, hvector, indexed, struct, subarray, resized, dup), commits it, describes
  * it through MPI_Type_get_contents (freeing the references that returns, as MPI-4.0 5.1.13
  * asks), packs 1-3 elements, and frees it while its building blocks stay in the pool, each
- * committed when made; now and then a pool type is packed itself. The library hands the handles of freed types
+ * committed when made; now and then a pool type is packed itself. Half the types are committed
+ * through PMPI_Type_commit, out of an interposer's sight, as a library layered under the
+ * program would (the handles of freed types come back to them too). The library hands the handles of freed types
  * to new ones, and MPICH returns a type's own handle from get_contents: every MPI_Pack must
  * still succeed and move count x MPI_Type_size bytes. Run with gddt linked or preloaded and
  * GDDT_PACK_HOST=gddt (MPICH 4.0.2 alone miscounts some of these packs itself).
@@ -41,7 +43,7 @@ static MPI_Aint extent_of(MPI_Datatype type) {
 static MPI_Datatype new_type(void) {
   MPI_Datatype inner = any_type(), made = MPI_DATATYPE_NULL;
   const MPI_Aint extent = extent_of(inner);
-  switch (random_below(8)) {
+  switch (random_below(9)) {
     case 0:
       MPI_Type_contiguous(1 + random_below(4), inner, &made);
       break;
@@ -71,11 +73,28 @@ static MPI_Datatype new_type(void) {
     case 6:
       MPI_Type_dup(inner, &made);
       break;
+    case 7: { /* a struct with an empty member, which Open MPI bounds by its displacement */
+      MPI_Datatype empty = MPI_DATATYPE_NULL;
+      MPI_Type_contiguous(0, MPI_LONG, &empty);
+      int lengths[2] = {1, random_below(3)};
+      MPI_Aint displacements[2] = {8 * random_below(3), 8 * (random_below(64) - 32)};
+      MPI_Datatype types[2] = {inner, empty};
+      MPI_Type_create_struct(2, lengths, displacements, types, &made);
+      MPI_Type_free(&empty);
+      break;
+    }
     default:
       MPI_Type_create_resized(inner, 0, extent + 8, &made);
       break;
   }
   return made;
+}
+
+static void commit(MPI_Datatype *type) {
+  if (random_below(2))
+    MPI_Type_commit(type);
+  else
+    PMPI_Type_commit(type);
 }
 
 static int is_derived(MPI_Datatype type) {
@@ -133,12 +152,12 @@ int main(int argc, char **argv) {
   for (long round = 0; round < rounds; ++round) {
     MPI_Datatype outer = new_type();
     MPI_Datatype block = new_type();
-    MPI_Type_commit(&block); /* committed once, when made: packed later as it is */
+    commit(&block); /* committed once, when made: packed later as it is */
     if (pool_size < kPoolMax)
       pool[pool_size++] = block;
     else
       MPI_Type_free(&block);
-    MPI_Type_commit(&outer);
+    commit(&outer);
     describe(outer);
     failures += pack_checked(outer, round, "a new type");
     MPI_Type_free(&outer);

@@ -626,7 +626,27 @@ TEST(Cache, FreedOnlyWithTheLastReference) {
   on_free(t);
   EXPECT_TRUE(is_freed(t));
   EXPECT_EQ(lookup(t, &layout), GDDT_ERR_INVALID_TYPE);
-  on_reference(MPI_DOUBLE);  // named types are never freed: nothing to count
+  PMPI_Type_free(&t);
+}
+
+// A constructor that returns a handle gddt saw freed made a new type: neither freed nor
+// committed, and nothing analysed under it survives.
+TEST(Cache, MadeForgetsTheFreedType) {
+  MPI_Datatype t = vector(2, 1, 3, MPI_DOUBLE);
+  PMPI_Type_commit(&t);
+  on_commit(t);
+  LayoutPtr layout;
+  ASSERT_EQ(lookup(t, &layout), GDDT_OK);
+  on_free(t);
+  ASSERT_TRUE(is_freed(t));
+  on_made(t);  // as if the library had handed the handle to a new type
+  EXPECT_FALSE(is_freed(t));
+  EXPECT_FALSE(is_known_committed(t));
+  const CacheStats before = cache_stats();
+  on_commit(t);
+  ASSERT_EQ(lookup(t, &layout), GDDT_OK);
+  EXPECT_EQ(cache_stats().misses, before.misses + 1);  // analysed afresh
+  on_free(t);
   PMPI_Type_free(&t);
 }
 
