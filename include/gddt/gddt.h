@@ -43,7 +43,9 @@ extern "C" {
   X(ERR_CUDA, -9, "CUDA error")                                                      \
   X(ERR_MPI, -10, "error from the underlying MPI library")                           \
   X(ERR_CONFIG, -11, "invalid configuration value")                                  \
-  X(ERR_INTERNAL, -12, "internal error")
+  X(ERR_INTERNAL, -12, "internal error")                                             \
+  X(ERR_TAG, -13, "invalid tag")                                                     \
+  X(ERR_RANK, -14, "invalid rank")
 
 #define GDDT_STATUS_ENUM_ENTRY(name, value, message) GDDT_##name = value,
 typedef enum gddt_status { GDDT_STATUS_LIST(GDDT_STATUS_ENUM_ENTRY) } gddt_status_t;

@@ -16,6 +16,8 @@ int error_class(Status status) {
     case GDDT_ERR_NO_MEMORY: return MPI_ERR_NO_MEM;
     case GDDT_ERR_UNSUPPORTED: return MPI_ERR_UNSUPPORTED_OPERATION;
     case GDDT_ERR_INTERNAL: return MPI_ERR_INTERN;
+    case GDDT_ERR_TAG: return MPI_ERR_TAG;
+    case GDDT_ERR_RANK: return MPI_ERR_RANK;
     case GDDT_ERR_NO_DEVICE:
     case GDDT_ERR_CUDA:
     case GDDT_ERR_MPI:

@@ -67,6 +67,24 @@ int inexpressible(const void* buf, MPI_Datatype datatype, MPI_Comm comm) {
   return raise(comm, GDDT_ERR_UNSUPPORTED);
 }
 
+// The tag and destination of a send gddt carries: the library's own checks would come after the
+// peer protocol has used them (its header goes out with other arguments of gddt's), so a bad one
+// is the library's error class here, before any path is chosen. MPI_PROC_NULL never gets here.
+Status check_envelope(const Call& call, MPI_Comm comm) {
+  if (call.kind != Operation::Kind::kSend) return GDDT_OK;
+  static const int tag_ub = [] {
+    int* value = nullptr;
+    int found = 0;
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &value, &found);
+    return found && value != nullptr ? *value : 32767;
+  }();
+  if (call.tag < 0 || call.tag > tag_ub) return GDDT_ERR_TAG;
+  int inter = 0, size = 0;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return GDDT_OK;  // the library's call reports it
+  (inter ? PMPI_Comm_remote_size : PMPI_Comm_size)(comm, &size);
+  return call.peer < 0 || call.peer >= size ? GDDT_ERR_RANK : GDDT_OK;
+}
+
 // The MPI error class of an operation's outcome, raised on `comm` unless it was before.
 int report(MPI_Comm comm, const protocol::Outcome& outcome) {
   if (outcome.library_error != MPI_SUCCESS) return outcome.library_error;
@@ -118,6 +136,7 @@ int prepare(const Call& asked, const void* buf, int count, MPI_Datatype datatype
       (count == 0 && !empty_receive_staged))
     return MPI_SUCCESS;
   if (count < 0) return raise(comm, GDDT_ERR_COUNT);
+  if (const Status envelope = check_envelope(call, comm); is_error(envelope)) return raise(comm, envelope);
   // Between gddt peers any message may take the peer protocol: the transports decide.
   const bool agreed = protocol::peers::agreed(comm);
   if (type::is_plain_named(datatype) && !host_through_gddt() && !call.cpu_copied && buf != nullptr && !agreed) {
