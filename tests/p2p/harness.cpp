@@ -78,6 +78,7 @@ std::string describe_quirks(const MpiQuirks& quirks) {
   if (quirks.request_errors_on_world) text += " request errors raised on MPI_COMM_WORLD;";
   if (quirks.packed_into_mixed_struct) text += " large MPI_PACKED data into mixed structs;";
   if (quirks.truncation_overruns_contiguous) text += " truncated contiguous receives written past their end;";
+  if (quirks.self_truncation_unreported) text += " truncated messages to self completed as successes;";
   return text;
 }
 

@@ -94,6 +94,26 @@ bool packed_into_mixed_struct_fails() {
   });
 }
 
+// A message to this process itself, longer than the wildcard receive posted for it: did the
+// wait report success?
+bool self_truncation_unreported() {
+  MPI_Comm self;
+  PMPI_Comm_dup(MPI_COMM_SELF, &self);
+  PMPI_Comm_set_errhandler(self, MPI_ERRORS_RETURN);
+  MPI_Datatype gapped;
+  PMPI_Type_vector(2, 1, 2, MPI_INT, &gapped);
+  PMPI_Type_commit(&gapped);
+  int sent[8] = {}, received[4] = {};
+  MPI_Request requests[2];
+  PMPI_Irecv(received, 1, gapped, MPI_ANY_SOURCE, MPI_ANY_TAG, self, &requests[0]);
+  PMPI_Isend(sent, 8, MPI_INT, 0, 0, self, &requests[1]);
+  const int rc = PMPI_Wait(&requests[0], MPI_STATUS_IGNORE);
+  PMPI_Wait(&requests[1], MPI_STATUS_IGNORE);
+  PMPI_Type_free(&gapped);
+  PMPI_Comm_free(&self);
+  return rc == MPI_SUCCESS;
+}
+
 MpiQuirks& quirks() {
   static MpiQuirks measured;
   return measured;
@@ -120,6 +140,7 @@ void measure_mpi_quirks() {
   measured.request_errors_on_world = wait_errors_reach_world();
   measured.packed_into_mixed_struct = packed_into_mixed_struct_fails();
   measured.truncation_overruns_contiguous = truncation_overruns();
+  measured.self_truncation_unreported = self_truncation_unreported();
 }
 
 bool waitall_frees_pending_receives(MPI_Datatype strided, int strided_sent, MPI_Datatype gapped, int gapped_posted) {

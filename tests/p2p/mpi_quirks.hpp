@@ -27,6 +27,9 @@ struct MpiQuirks {
   // truncation case must pass all the same, since gddt's staged receives are not contiguous
   // receives there.
   bool truncation_overruns_contiguous = false;
+  // A receive posted before a longer message from the process itself completes as a success
+  // (Open MPI 4.1).
+  bool self_truncation_unreported = false;
 };
 
 // Whether the library itself, given the truncation check's sequence on host memory (three
