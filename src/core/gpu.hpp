@@ -36,6 +36,13 @@ bool can_access_peer(int device, int peer);
 // take turns rather than run side by side (unless MPS merges them).
 int other_compute_processes(int device);
 
+// Whether the program reset a device gddt made objects on (cudaDeviceReset, which ends them
+// all); from then on every destroy, free, close and synchronize of gddt's is a no-op, so
+// finalization leaves what is already gone alone instead of crashing in the driver. Asked once,
+// by MPI_Finalize.
+bool abandon_if_reset();
+bool objects_abandoned();
+
 // Whether this process has a CUDA context (the primary context of a device, or one current
 // on the calling thread). Asked of the driver without creating one; once true, always true.
 bool context_exists();

@@ -112,9 +112,70 @@ StreamTable& stream_table() {
   return table;
 }
 
+// What a program's cudaDeviceReset ends: every stream, event, allocation and mapping gddt made on
+// that device, which the driver then no longer knows (destroying one crashes inside libcuda).
+// The first time gddt makes something on a device it also allocates a sentinel there, whose
+// allocation id the driver never gives out again; while the sentinel answers with its id, the
+// context gddt's objects live in is the one they were made in.
+struct Sentinels {
+  std::mutex mutex;
+  std::vector<void*> pointer;
+  std::vector<unsigned long long> id;
+};
+
+Sentinels& sentinels() {
+  static Sentinels* table = [] {
+    auto* t = new Sentinels;  // never destroyed: asked until the process ends
+    t->pointer.resize(static_cast<std::size_t>(probe().devices), nullptr);
+    t->id.resize(t->pointer.size(), 0);
+    return t;
+  }();
+  return *table;
+}
+
+std::atomic<bool> abandoned{false};
+
+// With `device` current: places its sentinel if it has none.
+void keep_watch(int device) {
+  if (!valid_device(device)) return;
+  Sentinels& s = sentinels();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  void*& pointer = s.pointer[static_cast<std::size_t>(device)];
+  PointerGetAttribute get = pointer_get_attribute();
+  if (pointer != nullptr || get == nullptr || cudaMalloc(&pointer, 1) != cudaSuccess) {
+    cudaGetLastError();
+    return;
+  }
+  if (get(&s.id[static_cast<std::size_t>(device)], CU_POINTER_ATTRIBUTE_BUFFER_ID,
+          reinterpret_cast<CUdeviceptr>(pointer)) != CUDA_SUCCESS) {
+    cudaFree(pointer);
+    pointer = nullptr;
+  }
+}
+
 }  // namespace
 
 bool compiled_in() { return true; }
+
+bool abandon_if_reset() {
+  if (!available()) return false;
+  Sentinels& s = sentinels();
+  PointerGetAttribute get = pointer_get_attribute();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  for (std::size_t device = 0; device < s.pointer.size() && get != nullptr; ++device) {
+    unsigned long long id = 0;
+    if (s.pointer[device] == nullptr ||
+        (get(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, reinterpret_cast<CUdeviceptr>(s.pointer[device])) == CUDA_SUCCESS &&
+         id == s.id[device]))
+      continue;
+    GDDT_LOG(kWarn, "device %zu was reset under gddt (cudaDeviceReset): its streams, events, memory and mappings "
+                    "of gddt's are gone with it and are left alone", device);
+    abandoned.store(true, std::memory_order_release);
+  }
+  return abandoned.load(std::memory_order_acquire);
+}
+
+bool objects_abandoned() { return abandoned.load(std::memory_order_acquire); }
 bool available() { return probe().usable; }
 int device_count() { return probe().usable ? probe().devices : 0; }
 
@@ -286,6 +347,7 @@ Status library_stream(int device, Stream* stream) {
       DeviceGuard guard(device);
       // cudaStreamDefault (not NonBlocking): work the user queued on the legacy default
       // stream is ordered before ours.
+      keep_watch(device);
       GDDT_CHECK(cuda_status(cudaStreamCreateWithFlags(&existing, cudaStreamDefault), "cudaStreamCreateWithFlags"));
       slot.store(existing, std::memory_order_release);
     }
@@ -296,11 +358,13 @@ Status library_stream(int device, Stream* stream) {
 
 Status stream_synchronize(Stream stream) {
   if (!available()) return GDDT_ERR_NO_DEVICE;
+  if (objects_abandoned()) return GDDT_OK;
   return cuda_status(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
 }
 
 Status device_synchronize(int device) {
   if (!valid_device(device)) return GDDT_ERR_NO_DEVICE;
+  if (objects_abandoned()) return GDDT_OK;
   DeviceGuard guard(device);
   return cuda_status(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
@@ -339,17 +403,21 @@ Status stream_wait(Stream stream, const WhileWaiting& meanwhile) {
 Status stream_create(int device, Stream* stream) {
   if (!valid_device(device)) return available() ? GDDT_ERR_INVALID_ARG : GDDT_ERR_NO_DEVICE;
   DeviceGuard guard(device);
+  keep_watch(device);
   cudaStream_t created = nullptr;
   GDDT_CHECK(cuda_status(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"));
   *stream = created;
   return GDDT_OK;
 }
 
-void stream_destroy(Stream stream) { cudaStreamDestroy(static_cast<cudaStream_t>(stream)); }
+void stream_destroy(Stream stream) {
+  if (!objects_abandoned()) cudaStreamDestroy(static_cast<cudaStream_t>(stream));
+}
 
 Status event_create(int device, Event* event) {
   if (!valid_device(device)) return GDDT_ERR_NO_DEVICE;
   DeviceGuard guard(device);
+  keep_watch(device);
   cudaEvent_t created = nullptr;
   GDDT_CHECK(cuda_status(cudaEventCreateWithFlags(&created, cudaEventDisableTiming), "cudaEventCreateWithFlags"));
   *event = created;
@@ -364,7 +432,9 @@ int stream_device(Stream stream) {
   return device;
 }
 
-void event_destroy(Event event) { cudaEventDestroy(static_cast<cudaEvent_t>(event)); }
+void event_destroy(Event event) {
+  if (!objects_abandoned()) cudaEventDestroy(static_cast<cudaEvent_t>(event));
+}
 
 Status event_record(Event event, Stream stream) {
   if (!available()) return GDDT_ERR_NO_DEVICE;
@@ -405,23 +475,25 @@ Status memcpy_async(void* dst, const void* src, std::size_t bytes, Stream stream
 Status device_alloc(int device, std::size_t bytes, void** ptr) {
   if (!valid_device(device)) return available() ? GDDT_ERR_INVALID_ARG : GDDT_ERR_NO_DEVICE;
   DeviceGuard guard(device);
+  keep_watch(device);
   return allocation_status(cudaMalloc(ptr, bytes), "cudaMalloc", bytes);
 }
 
 void device_free(int device, void* ptr) {
-  if (ptr == nullptr || !valid_device(device)) return;
+  if (ptr == nullptr || !valid_device(device) || objects_abandoned()) return;
   DeviceGuard guard(device);
   cuda_status(cudaFree(ptr), "cudaFree");
 }
 
 Status pinned_alloc(std::size_t bytes, void** ptr) {
   if (!available()) return GDDT_ERR_NO_DEVICE;
+  keep_watch(current_device());  // pinned memory lives in the current device's context
   return allocation_status(cudaHostAlloc(ptr, bytes, cudaHostAllocPortable | cudaHostAllocMapped), "cudaHostAlloc",
                            bytes);
 }
 
 void pinned_free(void* ptr) {
-  if (ptr == nullptr || !available()) return;
+  if (ptr == nullptr || !available() || objects_abandoned()) return;
   cuda_status(cudaFreeHost(ptr), "cudaFreeHost");
 }
 
@@ -527,13 +599,14 @@ Status ipc_export(const void* ptr, IpcExport* exported) {
 Status ipc_open(const unsigned char (&handle)[kIpcHandleBytes], int device, void** base) {
   if (!valid_device(device)) return GDDT_ERR_NO_DEVICE;
   DeviceGuard guard(device);
+  keep_watch(device);
   cudaIpcMemHandle_t raw;
   std::memcpy(&raw, handle, sizeof raw);
   return cuda_status(cudaIpcOpenMemHandle(base, raw, cudaIpcMemLazyEnablePeerAccess), "cudaIpcOpenMemHandle");
 }
 
 void ipc_close(int device, void* base) {
-  if (!valid_device(device)) return;
+  if (!valid_device(device) || objects_abandoned()) return;
   DeviceGuard guard(device);
   cuda_status(cudaIpcCloseMemHandle(base), "cudaIpcCloseMemHandle");
 }
@@ -541,6 +614,7 @@ void ipc_close(int device, void* base) {
 Status ipc_event_create(int device, Event* event, unsigned char (&handle)[kIpcHandleBytes]) {
   if (!valid_device(device)) return GDDT_ERR_NO_DEVICE;
   DeviceGuard guard(device);
+  keep_watch(device);
   cudaEvent_t created = nullptr;
   GDDT_CHECK(cuda_status(cudaEventCreateWithFlags(&created, cudaEventDisableTiming | cudaEventInterprocess),
                          "cudaEventCreateWithFlags"));
@@ -559,6 +633,7 @@ Status ipc_event_create(int device, Event* event, unsigned char (&handle)[kIpcHa
 Status ipc_event_open(const unsigned char (&handle)[kIpcHandleBytes], int device, Event* event) {
   if (!valid_device(device)) return GDDT_ERR_NO_DEVICE;
   DeviceGuard guard(device);
+  keep_watch(device);
   cudaIpcEventHandle_t raw;
   std::memcpy(&raw, handle, sizeof raw);
   cudaEvent_t opened = nullptr;

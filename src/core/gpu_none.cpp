@@ -9,6 +9,8 @@ namespace gddt::gpu {
 bool compiled_in() { return false; }
 bool available() { return false; }
 bool context_exists() { return false; }
+bool abandon_if_reset() { return false; }
+bool objects_abandoned() { return false; }
 int device_count() { return 0; }
 int current_device() { return 0; }
 int driver_version() { return 0; }

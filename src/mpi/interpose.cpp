@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/counters.hpp"
+#include "core/gpu.hpp"
 #include "core/hooks.hpp"
 #include "core/pool.hpp"
 #include "mpi/entry_points.hpp"
@@ -137,6 +138,7 @@ int Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count
 #endif
 
 int Finalize(void) {
+  gpu::abandon_if_reset();
   hooks::run(hooks::Event::kFinalize);
   p2p::finalize();
   if (config::settings().stats) {

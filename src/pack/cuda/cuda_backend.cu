@@ -239,8 +239,9 @@ Status launch_block_list_set(const SetMember* const* members, int count, cudaStr
 // ---- per-layout device tables ------------------------------------------------------------------
 
 // Frees device memory, ignoring errors: at process exit the CUDA runtime may be torn down
-// before the last layout, and then there is nothing left to free.
+// before the last layout, and then there is nothing left to free; nor after a device reset.
 void release_device_memory(int device, void* memory) {
+  if (gpu::objects_abandoned()) return;
   int current = -1;
   const bool switched = cudaGetDevice(&current) == cudaSuccess && current != device &&
                         cudaSetDevice(device) == cudaSuccess;

@@ -278,7 +278,8 @@ void stop_resident() {
     DeviceRing& r = rings[device];
     std::lock_guard<std::mutex> lock(r.mutex);
     if (r.ring == nullptr) continue;
-    __atomic_store_n(&r.ring->stop, 1u, __ATOMIC_RELEASE);
+    // A device reset took the ring's pinned memory and the kernel with it.
+    if (!gpu::objects_abandoned()) __atomic_store_n(&r.ring->stop, 1u, __ATOMIC_RELEASE);
     gpu::stream_synchronize(r.stream);
     gpu::stream_destroy(r.stream);
     gpu::pinned_free(r.ring);
