@@ -1,10 +1,11 @@
 # gddt_add_mpi_test(NAME <name> RANKS <k> COMMAND <exe> [args...]
-#                   [ENVIRONMENT VAR=value...] [LABELS label...])
+#                   [ENVIRONMENT VAR=value...] [LABELS label...] [LAUNCHER_WRAPPER cmd...])
 #
 # <exe> is a target name or a path; generator expressions are allowed everywhere. Registers a CTest that runs `<exe> [args]` on k ranks through the MPI launcher found by
 # FindMPI. ENVIRONMENT is applied to each rank (through `env` between the launcher and the
 # program), not to the launcher: a variable such as LD_PRELOAD must reach the ranks only,
-# never mpiexec itself. The test reserves k processors so `ctest -j` does not oversubscribe.
+# never mpiexec itself. LAUNCHER_WRAPPER runs the launcher under a command of its own (a checker
+# of the whole job's output). The test reserves k processors so `ctest -j` does not oversubscribe.
 
 include_guard(GLOBAL)
 
@@ -43,7 +44,7 @@ function(_gddt_detect_open_mpi out_var)
 endfunction()
 
 function(gddt_add_mpi_test)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;RANKS" "COMMAND;ENVIRONMENT;LABELS")
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;RANKS" "COMMAND;ENVIRONMENT;LABELS;LAUNCHER_WRAPPER")
   if(NOT arg_NAME OR NOT arg_RANKS OR NOT arg_COMMAND)
     message(FATAL_ERROR "gddt_add_mpi_test: NAME, RANKS and COMMAND are required")
   endif()
@@ -71,7 +72,7 @@ function(gddt_add_mpi_test)
     set(program $<TARGET_FILE:${program}>)
   endif()
   add_test(NAME ${arg_NAME}
-           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${arg_RANKS} ${launcher_flags}
+           COMMAND ${arg_LAUNCHER_WRAPPER} ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${arg_RANKS} ${launcher_flags}
                    ${rank_wrapper} ${program} ${MPIEXEC_POSTFLAGS} ${arg_COMMAND})
   set_tests_properties(${arg_NAME} PROPERTIES PROCESSORS ${arg_RANKS})
   if(arg_LABELS)
