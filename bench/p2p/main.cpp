@@ -281,7 +281,7 @@ int sweep_main(const Options& options, int argc, char** argv) {
 
   report.print_tables(stdout);
   for (const std::string& trouble : child_troubles) std::printf("note: %s\n", trouble.c_str());
-  report.print_targets(stdout, host_measured ? &host : nullptr);
+  report.print_targets(stdout, host_measured ? &host : nullptr, copy_plan.crosses_devices());
   if (!options.csv_path.empty()) {
     if (!report.write_csv(options.csv_path)) die("cannot write " + options.csv_path);
     std::printf("CSV: %s (plot: python3 bench/p2p/plot_p2p.py %s)\n", options.csv_path.c_str(),

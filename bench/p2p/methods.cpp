@@ -77,6 +77,42 @@ class DirectMethod final : public TransferMethod {
   std::vector<MPI_Request> requests_;
 };
 
+// The hand-written kernels' view of a case's type, its block lists copied to the device once per
+// case.
+class WalkTables {
+ public:
+  const DeviceWalk& of(const Case& message) {
+    if (serial_ == message.serial) return walk_;
+    const TypeWalk& walk = message.walk;
+    walk_ = DeviceWalk{};
+    walk_.base = walk.base;
+    walk_.block_words = walk.block_words;
+    walk_.count0 = walk.count[0];
+    walk_.count1 = walk.count[1];
+    walk_.stride0 = walk.stride[0];
+    walk_.stride1 = walk.stride[1];
+    walk_.stride2 = walk.stride[2];
+    if (!walk.block_offset.empty()) {
+      const std::size_t first_word_bytes = walk.block_first_word.size() * sizeof(std::uint64_t);
+      const std::size_t offset_bytes = walk.block_offset.size() * sizeof(std::uint64_t);
+      block_first_word_ = Buffer(MemoryKind::kDevice, first_word_bytes);
+      block_offset_ = Buffer(MemoryKind::kDevice, offset_bytes);
+      block_first_word_.upload(walk.block_first_word.data(), first_word_bytes);
+      block_offset_.upload(walk.block_offset.data(), offset_bytes);
+      walk_.block_count = walk.block_offset.size();
+      walk_.block_first_word = reinterpret_cast<const std::uint64_t*>(block_first_word_.data());
+      walk_.block_offset = reinterpret_cast<const std::uint64_t*>(block_offset_.data());
+    }
+    serial_ = message.serial;
+    return walk_;
+  }
+
+ private:
+  std::uint64_t serial_ = 0;
+  DeviceWalk walk_;
+  Buffer block_first_word_, block_offset_;
+};
+
 // Fig. 4(a): cudaMemcpy2D between the device buffer and a host buffer of the same layout,
 // and MPI_Send/MPI_Recv of the datatype on the host buffer.
 class Cpy2dMethod final : public TransferMethod {
@@ -143,12 +179,13 @@ class PipelineMethod final : public TransferMethod {
                                 static_cast<int>(message.packed), &position, link_.comm));
       for (std::size_t i = 0; i < chunks; ++i) post_send(host, message.packed, chunk, i);
     } else {
-      prepare(message, chunks);
+      prepare(chunks);
+      const DeviceWalk& walk = walk_.of(message);
       unsigned char* packed = workspace.device_packed().data();
       for (std::size_t i = 0; i < chunks; ++i) {
         const std::size_t offset = i * chunk;
         const std::size_t bytes = std::min(chunk, message.packed - offset);
-        launch_pack(walk_, workspace.typed_send().data(), packed + offset, offset / 4, bytes / 4, kernel_stream_);
+        launch_pack(walk, workspace.typed_send().data(), packed + offset, offset / 4, bytes / 4, kernel_stream_);
         BENCH_CUDA_CHECK(cudaEventRecord(packed_or_arrived_[i], kernel_stream_));
         BENCH_CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, packed_or_arrived_[i], 0));
         BENCH_CUDA_CHECK(cudaMemcpyAsync(host + offset, packed + offset, bytes, cudaMemcpyDeviceToHost, copy_stream_));
@@ -179,7 +216,8 @@ class PipelineMethod final : public TransferMethod {
                                   message.count, message.type, link_.comm));
       return;
     }
-    prepare(message, chunks);
+    prepare(chunks);
+    const DeviceWalk& walk = walk_.of(message);
     unsigned char* packed = workspace.device_packed().data();
     for (std::size_t i = 0; i < chunks; ++i) {
       const std::size_t offset = i * chunk;
@@ -188,7 +226,7 @@ class PipelineMethod final : public TransferMethod {
       BENCH_CUDA_CHECK(cudaMemcpyAsync(packed + offset, host + offset, bytes, cudaMemcpyHostToDevice, copy_stream_));
       BENCH_CUDA_CHECK(cudaEventRecord(packed_or_arrived_[i], copy_stream_));
       BENCH_CUDA_CHECK(cudaStreamWaitEvent(kernel_stream_, packed_or_arrived_[i], 0));
-      launch_unpack(walk_, packed + offset, workspace.typed_recv().data(), offset / 4, bytes / 4, kernel_stream_);
+      launch_unpack(walk, packed + offset, workspace.typed_recv().data(), offset / 4, bytes / 4, kernel_stream_);
     }
     BENCH_CUDA_CHECK(cudaStreamSynchronize(kernel_stream_));
   }
@@ -223,8 +261,8 @@ class PipelineMethod final : public TransferMethod {
     }
   }
 
-  // Streams, events and the kernels' view of the type, made when first needed.
-  void prepare(const Case& message, std::size_t chunks) {
+  // Streams and events, made when first needed.
+  void prepare(std::size_t chunks) {
     if (kernel_stream_ == nullptr) {
       BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&kernel_stream_, cudaStreamNonBlocking));
       BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
@@ -237,28 +275,6 @@ class PipelineMethod final : public TransferMethod {
       packed_or_arrived_.push_back(first);
       copied_.push_back(second);
     }
-    if (walk_serial_ == message.serial) return;
-    const TypeWalk& walk = message.walk;
-    walk_ = DeviceWalk{};
-    walk_.base = walk.base;
-    walk_.block_words = walk.block_words;
-    walk_.count0 = walk.count[0];
-    walk_.count1 = walk.count[1];
-    walk_.stride0 = walk.stride[0];
-    walk_.stride1 = walk.stride[1];
-    walk_.stride2 = walk.stride[2];
-    if (!walk.block_offset.empty()) {
-      const std::size_t first_word_bytes = walk.block_first_word.size() * sizeof(std::uint64_t);
-      const std::size_t offset_bytes = walk.block_offset.size() * sizeof(std::uint64_t);
-      block_first_word_ = Buffer(MemoryKind::kDevice, first_word_bytes);
-      block_offset_ = Buffer(MemoryKind::kDevice, offset_bytes);
-      block_first_word_.upload(walk.block_first_word.data(), first_word_bytes);
-      block_offset_.upload(walk.block_offset.data(), offset_bytes);
-      walk_.block_count = walk.block_offset.size();
-      walk_.block_first_word = reinterpret_cast<const std::uint64_t*>(block_first_word_.data());
-      walk_.block_offset = reinterpret_cast<const std::uint64_t*>(block_offset_.data());
-    }
-    walk_serial_ = message.serial;
   }
 
   Link link_;
@@ -267,9 +283,7 @@ class PipelineMethod final : public TransferMethod {
   std::vector<cudaEvent_t> packed_or_arrived_;  // sender: chunk packed; receiver: chunk on the device
   std::vector<cudaEvent_t> copied_;             // sender: chunk in pinned memory
   std::vector<MPI_Request> requests_;
-  std::uint64_t walk_serial_ = 0;
-  DeviceWalk walk_;
-  Buffer block_first_word_, block_offset_;
+  WalkTables walk_;
 };
 
 // The packed byte count, contiguous, copied to pinned host memory and sent from there: the
@@ -303,6 +317,66 @@ class ContigStagedMethod final : public TransferMethod {
   Link link_;
 };
 
+// What an expert writes today without gddt: the whole message packed by a hand-written kernel into
+// a device buffer, sent as device bytes through a CUDA-aware library (through pinned host memory
+// otherwise), and unpacked by the receiver's kernel. Host buffers go through MPI_Pack/MPI_Unpack.
+class HandPackedMethod final : public TransferMethod {
+ public:
+  explicit HandPackedMethod(const Link& link) : link_(link) {}
+
+  ~HandPackedMethod() override {
+    if (stream_ != nullptr) BENCH_CUDA_CHECK(cudaStreamDestroy(stream_));
+  }
+
+  void send(const Case& message, Workspace& workspace) override {
+    const int bytes = static_cast<int>(message.packed);
+    unsigned char* wire = workspace.host_packed().data();
+    if (!workspace.on_device()) {
+      int position = 0;
+      BENCH_MPI_CHECK(PMPI_Pack(workspace.typed_send().data(), message.count, message.type, wire, bytes, &position,
+                                link_.comm));
+    } else {
+      unsigned char* packed = workspace.device_packed().data();
+      launch_pack(walk_.of(message), workspace.typed_send().data(), packed, 0, message.packed / 4, stream());
+      if (link_.cuda_aware) {
+        wire = packed;
+      } else {
+        BENCH_CUDA_CHECK(cudaMemcpyAsync(wire, packed, message.packed, cudaMemcpyDeviceToHost, stream()));
+      }
+      BENCH_CUDA_CHECK(cudaStreamSynchronize(stream()));
+    }
+    BENCH_MPI_CHECK(PMPI_Send(wire, bytes, MPI_BYTE, link_.peer, kDataTag, link_.comm));
+  }
+
+  void recv(const Case& message, Workspace& workspace) override {
+    const int bytes = static_cast<int>(message.packed);
+    const bool device_wire = workspace.on_device() && link_.cuda_aware;
+    unsigned char* wire = device_wire ? workspace.device_packed().data() : workspace.host_packed().data();
+    BENCH_MPI_CHECK(PMPI_Recv(wire, bytes, MPI_BYTE, link_.peer, kDataTag, link_.comm, MPI_STATUS_IGNORE));
+    if (!workspace.on_device()) {
+      int position = 0;
+      BENCH_MPI_CHECK(PMPI_Unpack(wire, bytes, &position, workspace.typed_recv().data(), message.count, message.type,
+                                  link_.comm));
+      return;
+    }
+    unsigned char* packed = workspace.device_packed().data();
+    if (!device_wire)
+      BENCH_CUDA_CHECK(cudaMemcpyAsync(packed, wire, message.packed, cudaMemcpyHostToDevice, stream()));
+    launch_unpack(walk_.of(message), packed, workspace.typed_recv().data(), 0, message.packed / 4, stream());
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  }
+
+ private:
+  cudaStream_t stream() {
+    if (stream_ == nullptr) BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    return stream_;
+  }
+
+  Link link_;
+  cudaStream_t stream_ = nullptr;
+  WalkTables walk_;
+};
+
 }  // namespace
 
 const PointToPointCalls& user_calls() {
@@ -333,6 +407,7 @@ std::unique_ptr<TransferMethod> make_method(Method method, const Link& link) {
     case Method::kContigStaged: return std::make_unique<ContigStagedMethod>(link);
     case Method::kRawMpi: return std::make_unique<DirectMethod>(library_calls(), false, link);
     case Method::kDeviceCopy: return nullptr;  // moves no message: measured by run_device_copy (sweep.hpp)
+    case Method::kHandPacked: return std::make_unique<HandPackedMethod>(link);
   }
   return nullptr;
 }

@@ -30,6 +30,7 @@ struct Link {
   MPI_Comm comm = MPI_COMM_WORLD;
   int peer = 0;
   std::size_t chunk = 0;  // pipeline chunk bytes; 0 = picked per message
+  bool cuda_aware = false;  // the library takes device pointers (hand-packed sends device bytes)
 };
 
 class TransferMethod {

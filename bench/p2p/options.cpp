@@ -17,7 +17,7 @@ code and with the MPI library alone. Two ranks.
   --sizes A:B[:F]    packed bytes A, A*F, ... up to B (default 4:64M:4); or a list 4K,4M
   --memory LIST      rank0:rank1 memory, each device|host, e.g. device:device,device:host
                      (default device:device; d:h is short for device:host)
-  --methods LIST     gddt,gddt-packed,cpy2d,pipeline,contig-device,contig-staged,raw-mpi,d2d-copy
+  --methods LIST     gddt,gddt-packed,cpy2d,pipeline,contig-device,contig-staged,raw-mpi,d2d-copy,hand-packed
                      (default: all)
   --tests LIST       latency,bandwidth (default: both)
   --iterations N     most timed iterations per measurement (default 200)
@@ -42,7 +42,10 @@ datatype, mirrored on the receiver (Fig. 4(a) of the MVAPICH2 paper); pipeline =
 kernel, cudaMemcpyAsync to pinned memory and one MPI_Isend per chunk, mirrored (Fig. 4(b));
 contig-device = the packed byte count sent contiguous from device memory; contig-staged = the
 same bytes copied to pinned host memory and sent; raw-mpi = the MPI library handed the device
-datatype; d2d-copy = the packed bytes copied device to device without MPI, the ceiling
+datatype; hand-packed = what an expert writes without gddt: the sender's pack kernel into a device
+buffer, PMPI_Send of those device bytes through a CUDA-aware MPI (through pinned host memory
+otherwise), the receiver's unpack kernel; d2d-copy = the packed bytes copied device to device
+without MPI, the ceiling
 (cudaMemcpyAsync on one GPU, cudaMemcpyPeerAsync into rank 1's GPU from rank 0 when the ranks
 use two; device:device only), whose ratios the tables print as <method>/d2d. Methods that may
 crash the MPI (raw-mpi, and contig-device unless the MPI reports CUDA-awareness) run in
@@ -145,6 +148,7 @@ const char* method_name(Method method) {
     case Method::kContigStaged: return "contig-staged";
     case Method::kRawMpi: return "raw-mpi";
     case Method::kDeviceCopy: return "d2d-copy";
+    case Method::kHandPacked: return "hand-packed";
   }
   return "?";
 }
@@ -152,7 +156,7 @@ const char* method_name(Method method) {
 const std::vector<Method>& all_methods() {
   static const std::vector<Method> methods = {Method::kGddt,         Method::kGddtPacked,   Method::kCpy2d,        Method::kPipeline,
                                               Method::kContigDevice, Method::kContigStaged, Method::kRawMpi,
-                                              Method::kDeviceCopy};
+                                              Method::kDeviceCopy,   Method::kHandPacked};
   return methods;
 }
 

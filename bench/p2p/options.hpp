@@ -21,7 +21,7 @@ struct MemoryPair {
 
 // kDeviceCopy moves no message: it is the device-to-device copy of the packed bytes, the
 // ceiling of every other method (device_copy.hpp).
-enum class Method { kGddt, kGddtPacked, kCpy2d, kPipeline, kContigDevice, kContigStaged, kRawMpi, kDeviceCopy };
+enum class Method { kGddt, kGddtPacked, kCpy2d, kPipeline, kContigDevice, kContigStaged, kRawMpi, kDeviceCopy, kHandPacked };
 const char* method_name(Method method);
 const std::vector<Method>& all_methods();
 

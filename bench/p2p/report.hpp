@@ -1,6 +1,6 @@
 // Collects the measurements on rank 0 and prints them: a latency and a bandwidth table per
-// (memory pair, type), a CSV for plot_p2p.py, and the targets of issue 3 checked against the
-// numbers of this run.
+// (memory pair, type), a CSV for plot_p2p.py, and the targets of issue 44 checked against the
+// numbers of this run (targets.cpp).
 #pragma once
 
 #include <cstdio>
@@ -31,8 +31,8 @@ class Report {
   void print_tables(std::FILE* out) const;
   // False when the file cannot be written.
   bool write_csv(const std::string& path) const;
-  // `host` is null when the host ping-pong was not measured.
-  void print_targets(std::FILE* out, const HostPingpong* host) const;
+  // `host` is null when the host ping-pong was not measured; `two_gpus`: the ranks used two.
+  void print_targets(std::FILE* out, const HostPingpong* host, bool two_gpus) const;
 
  private:
   struct Row {

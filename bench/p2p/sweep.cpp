@@ -55,7 +55,7 @@ std::vector<PointKey> table_points(const Options& options, const MemoryPair& mem
 void run_sweep(const Options& options, const std::vector<Method>& methods, const SweepContext& context,
                PointSink* sink) {
   const int peer = 1 - context.rank;
-  const Link link{context.comm, peer, options.chunk};
+  const Link link{context.comm, peer, options.chunk, context.cuda_aware};
   Measurer measurer(options, context.comm, context.rank);
   const double start = PMPI_Wtime();
   for (const MemoryPair& memory : options.memories) {
