@@ -25,7 +25,12 @@
 #include <memory>
 #include <vector>
 
+#include "core/status.hpp"
 #include "mpi/guard.hpp"
+
+namespace gddt::protocol {
+class CollectiveWork;  // protocol/requests.hpp
+}  // namespace gddt::protocol
 
 namespace gddt::mpi::collective {
 
@@ -127,13 +132,17 @@ std::int64_t sum_of(const CountT* counts, int n) {
 struct Staged;  // the stand-ins of one call (collective.cpp)
 
 // The stand-ins of one call, made by make() and released by finish() or, for calls that return a
-// request, handed to that request by track().
+// request, handed to that request by track(); one-sided calls keep() them until the
+// synchronization that completes the call (mpi/onesided_ops.cpp).
 class StandIns {
  public:
   enum class Filled { kNow, kAtStart };  // persistent calls fill their stand-ins at each MPI_Start
   // `root` is the call's root (guard::kNotRooted for calls without one); `comm` is
   // MPI_COMM_SELF for MPI_Reduce_local.
   StandIns(MPI_Comm comm, int root, Filled filled = Filled::kNow);
+  // A one-sided call on `win`, whose error handler hears of failures; host buffers get stand-ins
+  // too where `host_too` (GDDT_RMA_HOST=gddt).
+  StandIns(MPI_Win win, bool host_too);
   ~StandIns();
   StandIns(const StandIns&) = delete;
   StandIns& operator=(const StandIns&) = delete;
@@ -151,11 +160,17 @@ class StandIns {
   // After the library's nonblocking or persistent call returned `rc` and *request: the request
   // takes the stand-ins, which its completion copies back.
   int track(int rc, const MPI_Request* request);
+  // After the library's one-sided call succeeded: the stand-ins (null where none were made),
+  // whose complete() copies the results back once the call is complete.
+  std::unique_ptr<protocol::CollectiveWork> keep();
 
  private:
-  MPI_Comm comm_;
-  int root_;
-  Filled filled_;
+  int raised(Status status) const;  // on the communicator or the window
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Win win_ = MPI_WIN_NULL;
+  int root_ = guard::kNotRooted;
+  Filled filled_ = Filled::kNow;
+  bool host_too_ = false;
   std::unique_ptr<Staged> staged_;
 };
 
