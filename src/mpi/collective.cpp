@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "core/counters.hpp"
 #include "core/log.hpp"
@@ -147,8 +148,9 @@ Status move_stand_in(const StandIn& stand_in, bool filling) {
 
 }  // namespace
 
-struct Staged : protocol::CollectiveWork {
+struct Staged : protocol::CollectiveWork, KeptStandIns {
   std::vector<StandIn> stand_ins;
+  std::vector<std::vector<char>> delivered;  // what the written stand-ins held at deliver()
 
   // The typed bytes of the buffers the call reads, into their stand-ins.
   Status start() override {
@@ -162,6 +164,28 @@ struct Staged : protocol::CollectiveWork {
     for (const StandIn& stand_in : stand_ins)
       if (stand_in.written()) GDDT_CHECK(move_stand_in(stand_in, false));
     return GDDT_OK;
+  }
+
+  Status deliver() override {
+    GDDT_CHECK(complete());
+    delivered.clear();
+    for (const StandIn& stand_in : stand_ins) {
+      const auto* bytes = static_cast<const char*>(stand_in.staging.data());
+      if (stand_in.written()) delivered.emplace_back(bytes, bytes + stand_in.staging.size());
+    }
+    return GDDT_OK;
+  }
+
+  bool rewritten() const override {
+    auto remembered = delivered.begin();
+    for (const StandIn& stand_in : stand_ins) {
+      if (!stand_in.written()) continue;
+      if (remembered == delivered.end() ||
+          std::memcmp(remembered->data(), stand_in.staging.data(), remembered->size()) != 0)
+        return true;
+      ++remembered;
+    }
+    return false;
   }
 };
 
@@ -321,7 +345,7 @@ int StandIns::finish(int rc) {
   return raised(staged_->complete());
 }
 
-std::unique_ptr<protocol::CollectiveWork> StandIns::keep() { return std::move(staged_); }
+std::unique_ptr<KeptStandIns> StandIns::keep() { return std::move(staged_); }
 
 int StandIns::track(int rc, const MPI_Request* request) {
   if (!staged_ || rc != MPI_SUCCESS) return rc;

@@ -27,10 +27,7 @@
 
 #include "core/status.hpp"
 #include "mpi/guard.hpp"
-
-namespace gddt::protocol {
-class CollectiveWork;  // protocol/requests.hpp
-}  // namespace gddt::protocol
+#include "protocol/requests.hpp"
 
 namespace gddt::mpi::collective {
 
@@ -131,6 +128,18 @@ std::int64_t sum_of(const CountT* counts, int n) {
 
 struct Staged;  // the stand-ins of one call (collective.cpp)
 
+// The stand-ins of a one-sided call, kept until the call completes (StandIns::keep()).
+class KeptStandIns {
+ public:
+  virtual ~KeptStandIns() = default;
+  // Moves the typed bytes the call wrote into the user's buffers (gaps untouched) and remembers
+  // what the stand-ins held.
+  virtual Status deliver() = 0;
+  // Whether the library wrote into them after the last deliver(): MPICH 4.0 completes an
+  // MPI_Rget's request before its data arrives, which lands at the next synchronization.
+  virtual bool rewritten() const = 0;
+};
+
 // The stand-ins of one call, made by make() and released by finish() or, for calls that return a
 // request, handed to that request by track(); one-sided calls keep() them until the
 // synchronization that completes the call (mpi/onesided_ops.cpp).
@@ -160,9 +169,8 @@ class StandIns {
   // After the library's nonblocking or persistent call returned `rc` and *request: the request
   // takes the stand-ins, which its completion copies back.
   int track(int rc, const MPI_Request* request);
-  // After the library's one-sided call succeeded: the stand-ins (null where none were made),
-  // whose complete() copies the results back once the call is complete.
-  std::unique_ptr<protocol::CollectiveWork> keep();
+  // After the library's one-sided call succeeded: the stand-ins (null where none were made).
+  std::unique_ptr<KeptStandIns> keep();
 
  private:
   int raised(Status status) const;  // on the communicator or the window

@@ -15,6 +15,7 @@
 #include "core/gpu.hpp"
 #include "mpi/collective.hpp"
 #include "mpi/entry_points.hpp"
+#include "mpi/errors.hpp"
 #include "mpi/onesided_window.hpp"
 #include "mpi/pack_api.hpp"
 #include "protocol/requests.hpp"
@@ -33,6 +34,11 @@ Argument buffer(Direction direction, const void** address, std::int64_t count, M
   });
 }
 
+// The direction of a result buffer: a request-based call's stand-in starts as a copy of the user's
+// buffer, so that where the library completes the request before the data arrives (MPICH 4.0's
+// MPI_Rget), the user's buffer keeps its bytes until they do, as without gddt.
+Direction result_direction(const MPI_Request* request) { return request != nullptr ? Direction::kInOut : Direction::kOut; }
+
 // Whether the library gets the call as it is: no target, nothing gddt could serve in this
 // process, or every buffer in host memory where GDDT_RMA_HOST leaves it to the library.
 bool library_takes(int target, std::initializer_list<std::pair<const void*, MPI_Datatype>> buffers) {
@@ -50,14 +56,16 @@ class RequestCompletion : public protocol::CollectiveWork {
  public:
   explicit RequestCompletion(std::shared_ptr<onesided::Pending> pending) : pending_(std::move(pending)) {}
   Status start() override { return GDDT_OK; }
-  Status complete() override { return pending_->complete(); }
+  Status complete() override { return pending_->complete_request(); }
 
  private:
   std::shared_ptr<onesided::Pending> pending_;
 };
 
 // Makes the stand-ins of `arguments` (pointing them there), calls the library and keeps the
-// stand-ins until the call completes.
+// stand-ins until the call completes. A request the library completed while posting it is
+// finished at once, not tabled: libraries hand out one shared, already completed request object
+// for such calls, so its handle cannot name the operation.
 int issue(MPI_Win win, int target, std::initializer_list<Argument> arguments, const std::function<int()>& library,
           MPI_Request* request = nullptr) {
   collective::StandIns stand_ins(win, onesided::host_through_gddt());
@@ -65,11 +73,14 @@ int issue(MPI_Win win, int target, std::initializer_list<Argument> arguments, co
   if (made != MPI_SUCCESS) return made;
   const int rc = library();
   if (rc != MPI_SUCCESS) return rc;
-  std::unique_ptr<protocol::CollectiveWork> kept = stand_ins.keep();
+  std::unique_ptr<collective::KeptStandIns> kept = stand_ins.keep();
   if (!kept) return rc;
   auto pending = std::make_shared<onesided::Pending>(target, std::move(kept));
   onesided::find_or_add(win)->add_pending(pending);
   if (request != nullptr && *request != MPI_REQUEST_NULL) {
+    int done = 0;
+    if (PMPI_Request_get_status(*request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done)
+      return raise_on_window(win, pending->complete_request());
     auto operation = std::make_unique<protocol::Operation>();
     operation->kind = protocol::Operation::Kind::kCollective;
     operation->win = win;
@@ -108,7 +119,8 @@ int get(Library library, void* origin_addr, Count origin_count, MPI_Datatype ori
                         target_disp, target_count, target_datatype, win);
   };
   if (library_takes(target_rank, {{origin_addr, origin_datatype}})) return call();
-  return issue(win, target_rank, {buffer(Direction::kOut, &origin, origin_count, origin_datatype)}, call, request);
+  return issue(win, target_rank, {buffer(result_direction(request), &origin, origin_count, origin_datatype)}, call,
+               request);
 }
 
 template <typename Count, typename Library>
@@ -137,7 +149,7 @@ int get_accumulate(Library library, const void* origin_addr, Count origin_count,
   if (library_takes(target_rank, {{origin_addr, origin_datatype}, {result_addr, result_datatype}})) return call();
   return issue(win, target_rank,
                {buffer(Direction::kIn, &origin_addr, origin_count, origin_datatype),
-                buffer(Direction::kOut, &result, result_count, result_datatype)},
+                buffer(result_direction(request), &result, result_count, result_datatype)},
                call, request);
 }
 

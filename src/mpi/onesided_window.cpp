@@ -12,7 +12,7 @@
 #include "core/counters.hpp"
 #include "core/gpu.hpp"
 #include "pack/merge.hpp"
-#include "protocol/requests.hpp"
+#include "mpi/collective.hpp"
 #include "protocol/transfer.hpp"
 
 namespace gddt::mpi::onesided {
@@ -102,22 +102,25 @@ Status Region::absorb() { return merge(false); }
 
 // --- Pending ---
 
-Pending::Pending(int target, std::unique_ptr<protocol::CollectiveWork> stand_ins)
+Pending::Pending(int target, std::unique_ptr<collective::KeptStandIns> stand_ins)
     : target_(target), stand_ins_(std::move(stand_ins)) {}
 Pending::~Pending() = default;
 
-Status Pending::complete() {
+Status Pending::complete_request() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (stand_ins_) {
-    outcome_ = stand_ins_->complete();
-    stand_ins_.reset();  // the staging goes back to its pool
+  if (stand_ins_ && !delivered_) {
+    outcome_ = stand_ins_->deliver();
+    delivered_ = true;
   }
   return outcome_;
 }
 
-bool Pending::done() {
+Status Pending::complete() {
   std::lock_guard<std::mutex> lock(mutex_);
-  return !stand_ins_;
+  if (!stand_ins_) return outcome_;
+  if (!delivered_ || stand_ins_->rewritten()) outcome_ = stand_ins_->deliver();
+  stand_ins_.reset();  // the staging goes back to its pool
+  return outcome_;
 }
 
 // --- Window ---
@@ -182,10 +185,6 @@ void Window::set_no_put(bool promised) {
 
 void Window::add_pending(std::shared_ptr<Pending> pending) {
   std::lock_guard<std::mutex> lock(mutex_);
-  // Request-based operations their requests completed are forgotten here, so a long passive
-  // epoch of MPI_Rput and MPI_Wait does not pile them up.
-  pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [](const auto& p) { return p->done(); }),
-                 pending_.end());
   pending_.push_back(std::move(pending));
 }
 

@@ -25,9 +25,9 @@
 #include "core/memory.hpp"
 #include "core/status.hpp"
 
-namespace gddt::protocol {
-class CollectiveWork;
-}  // namespace gddt::protocol
+namespace gddt::mpi::collective {
+class KeptStandIns;  // mpi/collective.hpp
+}  // namespace gddt::mpi::collective
 
 namespace gddt::mpi::onesided {
 
@@ -77,20 +77,24 @@ class Region {
   bool pinned_public_ = false;  // a library's public copy gddt registered with CUDA
 };
 
-// An operation of this process whose buffers have stand-ins, until a synchronization or its
-// request completes it: the results move back into the user's buffers once.
+// An operation of this process whose buffers have stand-ins, until a synchronization completes
+// it: the results move into the user's buffers once, or, where its request completed first, at
+// that completion and again at the synchronization only if the library wrote into the stand-ins
+// after it (KeptStandIns::rewritten). The stand-ins live until the synchronization either way, so
+// the library never writes into memory gddt gave back.
 class Pending {
  public:
-  Pending(int target, std::unique_ptr<protocol::CollectiveWork> stand_ins);
+  Pending(int target, std::unique_ptr<collective::KeptStandIns> stand_ins);
   ~Pending();
   int target() const { return target_; }
+  Status complete_request();
   Status complete();
-  bool done();
 
  private:
   int target_;
   std::mutex mutex_;
-  std::unique_ptr<protocol::CollectiveWork> stand_ins_;  // null once complete
+  std::unique_ptr<collective::KeptStandIns> stand_ins_;  // null once complete
+  bool delivered_ = false;
   Status outcome_ = GDDT_OK;
 };
 
