@@ -37,7 +37,7 @@ STAGED_BUFFER = re.compile(r"^(in|out|inout)\s+(\w+):(\w+)(?:\[(peer|in|out|rank
                            r"(?:/(peer|in|out)|\+(\w+))?(?:@(root|leaf))?$")
 DIRECTIONS = {"in": "kIn", "out": "kOut", "inout": "kInOut"}
 # The handle on whose error handler a refusal is raised, by parameter type.
-TARGETS = {"MPI_Comm": "on_comm", "MPI_Win": "on_window", "MPI_File": "on_file"}
+TARGETS = {"MPI_Comm": "on_comm", "MPI_File": "on_file"}
 
 
 class Row:
@@ -389,7 +389,7 @@ def fortran_conversion(row):
     return params, before, args, after, lengths
 
 
-FORTRAN_TARGETS = {"MPI_Comm": "Comm", "MPI_Win": "Win", "MPI_File": "File"}
+FORTRAN_TARGETS = {"MPI_Comm": "Comm", "MPI_File": "File"}
 
 
 def fortran_guard(row):
