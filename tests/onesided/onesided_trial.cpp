@@ -83,13 +83,15 @@ struct Layout {
     touched(origin_type, origin_count, &origin_low, &origin_high);
     touched(result_type, result_count, &result_low, &result_high);
     touched(target_type, target_count, &target_low, &target_high);
-    slice = round_up(target_high - target_low + plan.disp_unit + 8, 8);
+    // The target pointer lies inside the slice too: libraries check a dynamic window's
+    // displacement itself against the regions attached (Open MPI: MPI_ERR_RMA_RANGE).
+    slice = round_up(std::max<std::int64_t>(target_high, 0) - std::min<std::int64_t>(target_low, 0) + plan.disp_unit + 8, 8);
     local = kMargin + ranks * slice;
     window = local + kLocalBytes + kMargin;
   }
   // Byte offset in a window of the target buffer pointer of origin `origin`.
   std::int64_t target_offset(int origin, int disp_unit) const {
-    return round_up(kMargin + origin * slice - target_low, disp_unit);
+    return round_up(kMargin + origin * slice + std::max<std::int64_t>(-target_low, 0), disp_unit);
   }
 };
 
