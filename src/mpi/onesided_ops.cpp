@@ -155,49 +155,63 @@ int get_accumulate(Library library, const void* origin_addr, Count origin_count,
 
 }  // namespace
 
-int Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-        MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
-  return put(PMPI_Put, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-             target_datatype, win, nullptr);
-}
-int Rput(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-         MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
-  return put(PMPI_Rput, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-             target_datatype, win, request);
-}
-int Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-        int target_count, MPI_Datatype target_datatype, MPI_Win win) {
-  return get(PMPI_Get, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-             target_datatype, win, nullptr);
-}
-int Rget(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-         int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
-  return get(PMPI_Rget, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-             target_datatype, win, request);
-}
-int Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
-  return accumulate(PMPI_Accumulate, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                    target_count, target_datatype, op, win, nullptr);
-}
-int Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                MPI_Request* request) {
-  return accumulate(PMPI_Raccumulate, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                    target_count, target_datatype, op, win, request);
-}
-int Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, void* result_addr,
-                   int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-                   int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
-  return get_accumulate(PMPI_Get_accumulate, origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                        result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, nullptr);
-}
-int Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, void* result_addr,
-                    int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-                    int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request) {
-  return get_accumulate(PMPI_Rget_accumulate, origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                        result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
-}
+// The int and the large-count (`_c`, MPI_Count) entry points of the four families.
+#define GDDT_ONESIDED_CALLS(suffix, Count)                                                                            \
+  int Put##suffix(const void* origin_addr, Count origin_count, MPI_Datatype origin_datatype, int target_rank,      \
+                  MPI_Aint target_disp, Count target_count, MPI_Datatype target_datatype, MPI_Win win) {           \
+    return put(PMPI_Put##suffix, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, \
+               target_datatype, win, nullptr);                                                                       \
+  }                                                                                                                  \
+  int Rput##suffix(const void* origin_addr, Count origin_count, MPI_Datatype origin_datatype, int target_rank,     \
+                   MPI_Aint target_disp, Count target_count, MPI_Datatype target_datatype, MPI_Win win,            \
+                   MPI_Request* request) {                                                                           \
+    return put(PMPI_Rput##suffix, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, \
+               target_datatype, win, request);                                                                       \
+  }                                                                                                                  \
+  int Get##suffix(void* origin_addr, Count origin_count, MPI_Datatype origin_datatype, int target_rank,            \
+                  MPI_Aint target_disp, Count target_count, MPI_Datatype target_datatype, MPI_Win win) {           \
+    return get(PMPI_Get##suffix, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, \
+               target_datatype, win, nullptr);                                                                       \
+  }                                                                                                                  \
+  int Rget##suffix(void* origin_addr, Count origin_count, MPI_Datatype origin_datatype, int target_rank,           \
+                   MPI_Aint target_disp, Count target_count, MPI_Datatype target_datatype, MPI_Win win,            \
+                   MPI_Request* request) {                                                                           \
+    return get(PMPI_Rget##suffix, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, \
+               target_datatype, win, request);                                                                       \
+  }                                                                                                                  \
+  int Accumulate##suffix(const void* origin_addr, Count origin_count, MPI_Datatype origin_datatype, int target_rank, \
+                         MPI_Aint target_disp, Count target_count, MPI_Datatype target_datatype, MPI_Op op,        \
+                         MPI_Win win) {                                                                              \
+    return accumulate(PMPI_Accumulate##suffix, origin_addr, origin_count, origin_datatype, target_rank, target_disp, \
+                      target_count, target_datatype, op, win, nullptr);                                              \
+  }                                                                                                                  \
+  int Raccumulate##suffix(const void* origin_addr, Count origin_count, MPI_Datatype origin_datatype,               \
+                          int target_rank, MPI_Aint target_disp, Count target_count, MPI_Datatype target_datatype, \
+                          MPI_Op op, MPI_Win win, MPI_Request* request) {                                            \
+    return accumulate(PMPI_Raccumulate##suffix, origin_addr, origin_count, origin_datatype, target_rank,            \
+                      target_disp, target_count, target_datatype, op, win, request);                                \
+  }                                                                                                                  \
+  int Get_accumulate##suffix(const void* origin_addr, Count origin_count, MPI_Datatype origin_datatype,            \
+                             void* result_addr, Count result_count, MPI_Datatype result_datatype, int target_rank, \
+                             MPI_Aint target_disp, Count target_count, MPI_Datatype target_datatype, MPI_Op op,    \
+                             MPI_Win win) {                                                                          \
+    return get_accumulate(PMPI_Get_accumulate##suffix, origin_addr, origin_count, origin_datatype, result_addr,     \
+                          result_count, result_datatype, target_rank, target_disp, target_count, target_datatype,   \
+                          op, win, nullptr);                                                                         \
+  }                                                                                                                  \
+  int Rget_accumulate##suffix(const void* origin_addr, Count origin_count, MPI_Datatype origin_datatype,           \
+                              void* result_addr, Count result_count, MPI_Datatype result_datatype,                  \
+                              int target_rank, MPI_Aint target_disp, Count target_count,                            \
+                              MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request) {         \
+    return get_accumulate(PMPI_Rget_accumulate##suffix, origin_addr, origin_count, origin_datatype, result_addr,    \
+                          result_count, result_datatype, target_rank, target_disp, target_count, target_datatype,   \
+                          op, win, request);                                                                         \
+  }
+
+GDDT_ONESIDED_CALLS(, int)
+#if GDDT_HAVE_MPI_Put_c
+GDDT_ONESIDED_CALLS(_c, MPI_Count)
+#endif
 
 int Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype datatype, int target_rank,
                  MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
@@ -224,55 +238,5 @@ int Compare_and_swap(const void* origin_addr, const void* compare_addr, void* re
                 buffer(Direction::kOut, &result, 1, datatype)},
                call);
 }
-
-#if GDDT_HAVE_MPI_Put_c
-int Put_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
-          MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) {
-  return put(PMPI_Put_c, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-             target_datatype, win, nullptr);
-}
-int Rput_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
-           MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
-           MPI_Request* request) {
-  return put(PMPI_Rput_c, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-             target_datatype, win, request);
-}
-int Get_c(void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
-          MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) {
-  return get(PMPI_Get_c, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-             target_datatype, win, nullptr);
-}
-int Rget_c(void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
-           MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
-           MPI_Request* request) {
-  return get(PMPI_Rget_c, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-             target_datatype, win, request);
-}
-int Accumulate_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
-                 MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
-  return accumulate(PMPI_Accumulate_c, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                    target_count, target_datatype, op, win, nullptr);
-}
-int Raccumulate_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
-                  MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                  MPI_Request* request) {
-  return accumulate(PMPI_Raccumulate_c, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                    target_count, target_datatype, op, win, request);
-}
-int Get_accumulate_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void* result_addr,
-                     MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-                     MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
-  return get_accumulate(PMPI_Get_accumulate_c, origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                        result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, nullptr);
-}
-int Rget_accumulate_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                      void* result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank,
-                      MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
-                      MPI_Win win, MPI_Request* request) {
-  return get_accumulate(PMPI_Rget_accumulate_c, origin_addr, origin_count, origin_datatype, result_addr,
-                        result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op,
-                        win, request);
-}
-#endif
 
 }  // namespace gddt::mpi::entry

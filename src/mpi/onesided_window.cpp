@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <cstring>
 #include <iterator>
 #include <unordered_map>
 #include <utility>
 
 #include "core/config.hpp"
 #include "core/counters.hpp"
+#include "core/handle_key.hpp"
 #include "core/gpu.hpp"
 #include "pack/merge.hpp"
 #include "mpi/collective.hpp"
@@ -208,12 +208,6 @@ Status Window::complete(int target) {
 
 namespace {
 
-std::uint64_t key_of(MPI_Win win) {
-  std::uint64_t key = 0;
-  std::memcpy(&key, &win, sizeof win);
-  return key;
-}
-
 struct Registry {
   std::mutex mutex;
   std::unordered_map<std::uint64_t, std::shared_ptr<Window>> windows;
@@ -236,14 +230,14 @@ std::shared_ptr<Window> find(MPI_Win win) {
   if (!any_windows() || win == MPI_WIN_NULL) return nullptr;
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
-  const auto it = r.windows.find(key_of(win));
+  const auto it = r.windows.find(handle_key(win));
   return it == r.windows.end() ? nullptr : it->second;
 }
 
 std::shared_ptr<Window> find_or_add(MPI_Win win) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
-  auto& entry = r.windows[key_of(win)];
+  auto& entry = r.windows[handle_key(win)];
   if (!entry) {
     entry = std::make_shared<Window>(win);
     r.count.fetch_add(1);
@@ -254,7 +248,7 @@ std::shared_ptr<Window> find_or_add(MPI_Win win) {
 void add(std::shared_ptr<Window> window) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
-  auto& entry = r.windows[key_of(window->handle())];
+  auto& entry = r.windows[handle_key(window->handle())];
   if (!entry) r.count.fetch_add(1);
   entry = std::move(window);
 }
@@ -262,7 +256,7 @@ void add(std::shared_ptr<Window> window) {
 std::shared_ptr<Window> remove(MPI_Win win) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
-  const auto it = r.windows.find(key_of(win));
+  const auto it = r.windows.find(handle_key(win));
   if (it == r.windows.end()) return nullptr;
   std::shared_ptr<Window> removed = std::move(it->second);
   r.windows.erase(it);

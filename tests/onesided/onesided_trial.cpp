@@ -20,6 +20,13 @@ constexpr std::int64_t kLocalBytes = 40;  // the slice of its window the owner s
 
 // The same function through gddt or, for the reference run (and plain peers), the library alone.
 #define CALL(library, name, ...) ((library) ? P##name(__VA_ARGS__) : name(__VA_ARGS__))
+// The same in its large-count form where `large` asks for it and the library has one.
+#if GDDT_HAVE_MPI_Put_c
+#define SIZED(large, name, ...) \
+  ((large) ? CALL(library_, name##_c, __VA_ARGS__) : CALL(library_, name, __VA_ARGS__))
+#else
+#define SIZED(large, name, ...) ((void)(large), CALL(library_, name, __VA_ARGS__))
+#endif
 
 Bytes random_bytes(std::uint64_t seed, std::uint64_t purpose, std::int64_t size) {
   fuzz::Rng rng(p2p::mix_seed(seed, purpose));
@@ -205,35 +212,18 @@ class Run {
     void* result = results_[target] ? pointer(*results_[target], l.result_low) : nullptr;
     const MPI_Aint disp = displacement(target);
     MPI_Request* request = &requests_[static_cast<std::size_t>(target)];
-    int rc = MPI_SUCCESS;
-#if GDDT_HAVE_MPI_Put_c
-    if (plan_.large_count && !request_based(plan_.op) && plan_.op != Op::kFetchAndOp &&
-        plan_.op != Op::kCompareAndSwap) {
-      const MPI_Count oc = l.origin_count, tc = l.target_count, rc_count = l.result_count;
-      switch (plan_.op) {
-        case Op::kPut: rc = CALL(library_, MPI_Put_c, origin, oc, l.origin_type, target, disp, tc, l.target_type, win_); break;
-        case Op::kGet: rc = CALL(library_, MPI_Get_c, result, oc, l.origin_type, target, disp, tc, l.target_type, win_); break;
-        case Op::kAccumulate:
-          rc = CALL(library_, MPI_Accumulate_c, origin, oc, l.origin_type, target, disp, tc, l.target_type, plan_.reduce, win_);
-          break;
-        default:
-          rc = CALL(library_, MPI_Get_accumulate_c, origin, oc, l.origin_type, result, rc_count, l.result_type, target,
-                    disp, tc, l.target_type, plan_.reduce, win_);
-      }
-      expect_ok(rc, op_name(plan_.op));
-      return;
-    }
-#endif
     const int oc = l.origin_count, tc = l.target_count, rcount = l.result_count;
+    const bool large = plan_.large_count;
+    int rc = MPI_SUCCESS;
     switch (plan_.op) {
-      case Op::kPut: rc = CALL(library_, MPI_Put, origin, oc, l.origin_type, target, disp, tc, l.target_type, win_); break;
-      case Op::kGet: rc = CALL(library_, MPI_Get, result, oc, l.origin_type, target, disp, tc, l.target_type, win_); break;
+      case Op::kPut: rc = SIZED(large, MPI_Put, origin, oc, l.origin_type, target, disp, tc, l.target_type, win_); break;
+      case Op::kGet: rc = SIZED(large, MPI_Get, result, oc, l.origin_type, target, disp, tc, l.target_type, win_); break;
       case Op::kAccumulate:
-        rc = CALL(library_, MPI_Accumulate, origin, oc, l.origin_type, target, disp, tc, l.target_type, plan_.reduce, win_);
+        rc = SIZED(large, MPI_Accumulate, origin, oc, l.origin_type, target, disp, tc, l.target_type, plan_.reduce, win_);
         break;
       case Op::kGetAccumulate:
-        rc = CALL(library_, MPI_Get_accumulate, origin, oc, l.origin_type, result, rcount, l.result_type, target, disp,
-                  tc, l.target_type, plan_.reduce, win_);
+        rc = SIZED(large, MPI_Get_accumulate, origin, oc, l.origin_type, result, rcount, l.result_type, target, disp,
+                   tc, l.target_type, plan_.reduce, win_);
         break;
       case Op::kFetchAndOp:
         rc = CALL(library_, MPI_Fetch_and_op, origin, result, plan_.leaf, target, disp, plan_.reduce, win_);
@@ -243,18 +233,18 @@ class Run {
                   disp, win_);
         break;
       case Op::kRput:
-        rc = CALL(library_, MPI_Rput, origin, oc, l.origin_type, target, disp, tc, l.target_type, win_, request);
+        rc = SIZED(large, MPI_Rput, origin, oc, l.origin_type, target, disp, tc, l.target_type, win_, request);
         break;
       case Op::kRget:
-        rc = CALL(library_, MPI_Rget, result, oc, l.origin_type, target, disp, tc, l.target_type, win_, request);
+        rc = SIZED(large, MPI_Rget, result, oc, l.origin_type, target, disp, tc, l.target_type, win_, request);
         break;
       case Op::kRaccumulate:
-        rc = CALL(library_, MPI_Raccumulate, origin, oc, l.origin_type, target, disp, tc, l.target_type, plan_.reduce,
-                  win_, request);
+        rc = SIZED(large, MPI_Raccumulate, origin, oc, l.origin_type, target, disp, tc, l.target_type, plan_.reduce,
+                   win_, request);
         break;
       case Op::kRgetAccumulate:
-        rc = CALL(library_, MPI_Rget_accumulate, origin, oc, l.origin_type, result, rcount, l.result_type, target,
-                  disp, tc, l.target_type, plan_.reduce, win_, request);
+        rc = SIZED(large, MPI_Rget_accumulate, origin, oc, l.origin_type, result, rcount, l.result_type, target, disp,
+                   tc, l.target_type, plan_.reduce, win_, request);
         break;
     }
     expect_ok(rc, op_name(plan_.op));
@@ -469,12 +459,13 @@ const char* reduce_name(MPI_Op op) {
 }  // namespace
 
 std::string Plan::describe() const {
-  std::string text = std::string(op_name(op)) + (large_count ? "_c" : "") + " under " + sync_name(sync) + " on " +
+  const bool single = op == Op::kFetchAndOp || op == Op::kCompareAndSwap;  // no _c forms
+  std::string text = std::string(op_name(op)) + (large_count && !single ? "_c" : "") + " under " + sync_name(sync) + " on " +
                      flavor_name(flavor) + ", disp_unit " + std::to_string(disp_unit);
   if (op != Op::kPut && op != Op::kGet && op != Op::kRput && op != Op::kRget && op != Op::kCompareAndSwap)
     text += std::string(", ") + reduce_name(reduce);
   if (plain_peers) text += ", ranks but 0 without gddt";
-  if (op == Op::kFetchAndOp || op == Op::kCompareAndSwap) return text + ", one element";
+  if (single) return text + ", one element";
   return text + ", " + types->description;
 }
 

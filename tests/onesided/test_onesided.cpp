@@ -5,7 +5,6 @@
 // ranks that call the library themselves beside ranks through gddt. Buffers and windows are of
 // the run's memory kind (--memory; mixed gives neighbouring ranks different kinds); host memory
 // takes gddt's way only with GDDT_RMA_HOST=gddt (as ctest runs it), which gddt's counters prove.
-#include <dlfcn.h>
 #include <mpi.h>
 
 #include <cstdlib>
@@ -148,13 +147,6 @@ void every_operation(const Context& context) {
   }
 }
 
-// The MPI error class of `rc`.
-int class_of(int rc) {
-  int error_class = MPI_SUCCESS;
-  MPI_Error_class(rc, &error_class);
-  return error_class;
-}
-
 // Erroneous calls give the library's error class through gddt too, each made on a window of the
 // run's memory kind (served by gddt, whose stand-ins and public copies are in the way) and on the
 // library's own window of host memory: counts, datatypes, ranks and operations the call refuses,
@@ -210,24 +202,12 @@ void bad_arguments(const Context& context) {
        }},
   };
   for (MPI_Win w : {win, library_win}) MPI_Win_fence(0, w);
-  for (const auto& [what, call] : in_fence) {
-    const int library = class_of(call(true)), through_gddt = class_of(call(false));
-    expect(library != MPI_SUCCESS && through_gddt == library,
-           what + ": the library says class " + std::to_string(library) + ", through gddt " +
-               std::to_string(through_gddt));
-  }
+  for (const auto& [what, call] : in_fence) p2p::expect_library_class(what, call);
   for (MPI_Win w : {win, library_win}) MPI_Win_fence(0, w);
   MPI_Win_free(&win);
   PMPI_Win_free(&library_win);
   MPI_Op_free(&own);
   MPI_Type_free(&uncommitted);
-}
-
-long long counter_value(const char* name) {
-  using CounterFunction = int (*)(const char*, long long*);
-  static const auto counter = reinterpret_cast<CounterFunction>(dlsym(RTLD_DEFAULT, "gddt_counter"));
-  long long value = 0;
-  return counter != nullptr && counter(name, &value) == 0 ? value : -1;
 }
 
 // What a window over memory gddt serves says of itself: the user's base, the flavor asked for, the
@@ -263,7 +243,7 @@ void attributes(const Context& context) {
   // Refused whatever the memory kind: the info key asks for what a shared window cannot be.
   MPI_Info_set(info, "gddt_memory_kind", "device");
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  int rc = MPI_Win_allocate_shared(256, 1, info, MPI_COMM_WORLD, &allocated, &win);
+  const int rc = MPI_Win_allocate_shared(256, 1, info, MPI_COMM_WORLD, &allocated, &win);
   int error_class = MPI_SUCCESS;
   MPI_Error_class(rc, &error_class);
   expect(error_class == MPI_ERR_UNSUPPORTED_OPERATION,
@@ -280,6 +260,7 @@ int main(int argc, char** argv) {
   using namespace gddt_test::onesided;
   using gddt_test::p2p::Context;
   gddt_test::p2p::Suite suite(&argc, &argv, "onesided");
+  using gddt_test::p2p::counter_value;
   const long long stand_ins = counter_value("rma.stand-ins"), copies = counter_value("rma.public-copies");
   created_windows_accumulate();  // collective: asked before the cases, which ask on some ranks only
   suite.run("random_types", [](const Context& context) {
