@@ -3,8 +3,8 @@
 // and compare ones filled before the library's call. The library applies the target datatype on
 // the target's public copy itself, accumulate operations and their atomicity included. The
 // stand-ins live on the window until the synchronization that completes the call moves the
-// results into the user's buffers (gaps untouched) and frees them, or, for MPI_R* calls, until
-// the request completes, whichever comes first.
+// results into the user's buffers (gaps untouched) and frees them; an MPI_R* call's results move
+// at its request's completion already (onesided::Pending).
 #include <mpi.h>
 
 #include <functional>
