@@ -61,7 +61,7 @@ TEST(PackMerge, HostMovesOnlyChangedBytes) {
   }
 }
 
-TEST(PackMerge, DeviceMatchesHost) {
+TEST(PackMerge, GpuKernelMatchesHost) {
   namespace gpu = gddt::gpu;
   if (!gpu::available()) GTEST_SKIP() << "no usable GPU";
   for (std::size_t bytes : {1u, 9u, 4096u, 1000003u}) {
