@@ -5,7 +5,7 @@
 # differential fuzzer and the point-to-point suite on device, managed, pinned and mixed
 # memory) against each, the demo, and the benchmarks. Logs and CSVs go to $OUT (or
 # ./gpu-check-out).
-#   bash scripts/gpu-check.sh [tests] [fuzz] [bench] [collectives] [fortran] [peers] [staged] [opencl] [devapi]
+#   bash scripts/gpu-check.sh [tests] [fuzz] [bench] [collectives] [fortran] [peers] [staged] [opencl] [devapi] [onesided]
 # (default: the first four; tests includes fortran, the Fortran programs on every memory kind)
 # fuzz: the differential pack fuzzer with every buffer of a random memory kind, FUZZ_TYPES
 # types (default 100000) spread over FUZZ_RANKS ranks (default 4) on each MPI stack, seed printed.
@@ -26,6 +26,8 @@
 # side by side, its tests on both stacks (one log per test in devapi-tests-<stack>/, a stuck test's
 # thread stacks in its log) and the benchmarks again. DEVAPI_TEST_TIMEOUT (300) bounds a test
 # without a time limit of its own and DEVAPI_BENCH_TIMEOUT (240) each benchmark pass, in seconds.
+# onesided: the halo exchange by one-sided communication (fence, PSCW, subarray puts into a window
+# over device memory, one contiguous put of packed faces) against point-to-point, on each stack.
 # PACK_BENCH_ARGS and P2P_BENCH_ARGS pass options to the pack and point-to-point benchmarks
 # (default: full sweeps); the halo exchange benchmark runs with its defaults. GPU_CHECK_TARGETS
 # builds only the targets named (default: all).
@@ -248,6 +250,16 @@ if [[ $stages == *collectives* ]]; then
         build/gpu-cudampi/bench/gddt-bench-collectives 2>&1 | tee "$out/collectives-cuda-mpi.txt" &&
       mpiexec --allow-run-as-root -n 2 -x LD_LIBRARY_PATH -x UCX_MODULE_DIR --mca pml ucx \
         build/gpu-cudampi/bench/gddt-bench-neighbor-halo 2>&1 | tee -a "$out/collectives-cuda-mpi.txt") || status=1
+  fi
+fi
+if [[ $stages == *onesided* ]]; then
+  echo "=== one-sided halo exchange (system MPI)"
+  mpiexec --allow-run-as-root -n 2 build/gpu-sysmpi/bench/gddt-bench-onesided-halo 2>&1 | tee "$out/onesided-system-mpi.txt" || status=1
+  if $cuda_built; then
+    echo "=== one-sided halo exchange (CUDA-aware bundle)"
+    (source .devdeps/cuda-mpi/env.sh &&
+      mpiexec --allow-run-as-root -n 2 -x LD_LIBRARY_PATH -x UCX_MODULE_DIR --mca pml ucx \
+        build/gpu-cudampi/bench/gddt-bench-onesided-halo 2>&1 | tee "$out/onesided-cuda-mpi.txt") || status=1
   fi
 fi
 if [[ $stages == *devapi* ]]; then

@@ -127,6 +127,12 @@ void pinned_free(void* ptr);
 Status mapped_alloc(std::size_t bytes, void** host, void** device);
 void mapped_free(void* host);
 
+// Page-locks host memory gddt did not allocate (a window the MPI library allocated) and maps it for
+// kernels, *device being its address for them; *registered is false where something else had
+// registered it already (it then stays registered: host_unregister is not called for it).
+Status host_register(void* host, std::size_t bytes, void** device, bool* registered);
+void host_unregister(void* host);
+
 // A GPU's identity across processes, whatever CUDA_VISIBLE_DEVICES numbers it as.
 struct DeviceUuid {
   unsigned char bytes[16] = {};

@@ -517,6 +517,27 @@ void mapped_free(void* host) {
   }
 }
 
+Status host_register(void* host, std::size_t bytes, void** device, bool* registered) {
+  *registered = false;
+  if (!available()) return GDDT_ERR_NO_DEVICE;
+  keep_watch(current_device());  // the registration lives in the current device's context
+  const cudaError_t error = cudaHostRegister(host, bytes, cudaHostRegisterPortable | cudaHostRegisterMapped);
+  if (error == cudaErrorHostMemoryAlreadyRegistered) {
+    cudaGetLastError();  // not sticky, but the next check_last_error must not see it
+  } else {
+    GDDT_CHECK(cuda_status(error, "cudaHostRegister"));
+    *registered = true;
+  }
+  const Status status = cuda_status(cudaHostGetDevicePointer(device, host, 0), "cudaHostGetDevicePointer");
+  if (is_error(status) && *registered) host_unregister(host);
+  return status;
+}
+
+void host_unregister(void* host) {
+  if (host == nullptr || !available() || objects_abandoned()) return;
+  cuda_status(cudaHostUnregister(host), "cudaHostUnregister");
+}
+
 Status check_last_error(const char* what) { return cuda_status(cudaGetLastError(), what); }
 
 bool DeviceUuid::operator==(const DeviceUuid& other) const {

@@ -72,6 +72,12 @@ Status mapped_alloc(std::size_t bytes, void** host, void** device) {
   return *host != nullptr ? GDDT_OK : GDDT_ERR_NO_MEMORY;
 }
 void mapped_free(void* host) { std::free(host); }
+Status host_register(void*, std::size_t, void** device, bool* registered) {
+  *device = nullptr;
+  *registered = false;
+  return GDDT_ERR_NO_DEVICE;
+}
+void host_unregister(void*) {}
 Status check_last_error(const char*) { return GDDT_OK; }
 bool DeviceUuid::operator==(const DeviceUuid& other) const {
   return std::memcmp(bytes, other.bytes, sizeof bytes) == 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "core/counters.hpp"
 #include "core/log.hpp"
@@ -23,8 +24,6 @@ constexpr std::uintptr_t kLowestValidAddress = 64 * 1024;
 // unpack there.
 constexpr std::int64_t kDenseSpanFactor = 2;
 constexpr std::int64_t kDenseSpanSlack = 4096;
-
-bool host_through_gddt() { return config::collective_host() == config::CollectiveHost::kGddt; }
 
 // A segment with its datatype resolved: its elements start `offset` bytes from the buffer pointer;
 // on the packed path its packed bytes start `packed_at` bytes into the packed buffer.
@@ -149,8 +148,9 @@ Status move_stand_in(const StandIn& stand_in, bool filling) {
 
 }  // namespace
 
-struct Staged : protocol::CollectiveWork {
+struct Staged : protocol::CollectiveWork, KeptStandIns {
   std::vector<StandIn> stand_ins;
+  std::vector<std::vector<char>> delivered;  // what the written stand-ins held at deliver()
 
   // The typed bytes of the buffers the call reads, into their stand-ins.
   Status start() override {
@@ -165,6 +165,28 @@ struct Staged : protocol::CollectiveWork {
       if (stand_in.written()) GDDT_CHECK(move_stand_in(stand_in, false));
     return GDDT_OK;
   }
+
+  Status deliver() override {
+    GDDT_CHECK(complete());
+    delivered.clear();
+    for (const StandIn& stand_in : stand_ins) {
+      const auto* bytes = static_cast<const char*>(stand_in.staging.data());
+      if (stand_in.written()) delivered.emplace_back(bytes, bytes + stand_in.staging.size());
+    }
+    return GDDT_OK;
+  }
+
+  bool rewritten() const override {
+    auto remembered = delivered.begin();
+    for (const StandIn& stand_in : stand_ins) {
+      if (!stand_in.written()) continue;
+      if (remembered == delivered.end() ||
+          std::memcmp(remembered->data(), stand_in.staging.data(), remembered->size()) != 0)
+        return true;
+      ++remembered;
+    }
+    return false;
+  }
 };
 
 namespace {
@@ -173,11 +195,11 @@ namespace {
 enum class Verdict { kStaged, kLeft, kRefused };
 
 // Resolves the segments of `argument` and decides whether it needs a stand-in: any piece in device
-// memory, or any piece at all under GDDT_COLLECTIVE_HOST=gddt. Under a CUDA-aware library too:
+// memory, or any piece at all where `host_too` (GDDT_COLLECTIVE_HOST=gddt, GDDT_RMA_HOST=gddt). Under a CUDA-aware library too:
 // collective algorithms copy device buffers with the CPU in places (Open MPI 5.0.11 over UCX: the
 // local block of MPI_Gather's binomial tree and of MPI_Alltoallw, even for MPI_BYTE), so the
 // library gets host memory only. Erroneous arguments are left to the library, which reports them.
-Verdict examine(const Argument& argument, int segments, StandIn* stand_in) {
+Verdict examine(const Argument& argument, int segments, bool host_too, StandIn* stand_in) {
   const char* user = static_cast<const char*>(*argument.address);
   bool device = false;
   for (int i = 0; i < segments; ++i) {
@@ -213,7 +235,7 @@ Verdict examine(const Argument& argument, int segments, StandIn* stand_in) {
     device = device || piece.kind.type == GDDT_MEMORY_DEVICE;
     stand_in->pieces.push_back(std::move(piece));
   }
-  if (stand_in->pieces.empty() || (!device && !host_through_gddt())) return Verdict::kLeft;
+  if (stand_in->pieces.empty() || (!device && !host_too)) return Verdict::kLeft;
   stand_in->direction = argument.direction;
   stand_in->user = user;
   stand_in->low = stand_in->pieces.front().span_lb();
@@ -252,8 +274,14 @@ Status pack_or_stand_in(const Argument& argument, int segments, StandIn* stand_i
 
 }  // namespace
 
-StandIns::StandIns(MPI_Comm comm, int root, Filled filled) : comm_(comm), root_(root), filled_(filled) {}
+StandIns::StandIns(MPI_Comm comm, int root, Filled filled)
+    : comm_(comm), root_(root), filled_(filled), host_too_(config::collective_host() == config::CollectiveHost::kGddt) {}
+StandIns::StandIns(MPI_Win win, bool host_too) : win_(win), host_too_(host_too) {}
 StandIns::~StandIns() = default;
+
+int StandIns::raised(Status status) const {
+  return win_ != MPI_WIN_NULL ? raise_on_window(win_, status) : raise(comm_, status);
+}
 
 int StandIns::rank() const {
   int rank = 0;
@@ -268,7 +296,7 @@ int StandIns::local_size() const {
 }
 
 int StandIns::make(std::initializer_list<Argument> arguments) {
-  if (comm_ == MPI_COMM_NULL) return MPI_SUCCESS;  // the library reports it
+  if (comm_ == MPI_COMM_NULL && win_ == MPI_WIN_NULL) return MPI_SUCCESS;  // the library reports it
   auto staged = std::make_unique<Staged>();
   std::vector<const Argument*> replaced;
   bool in_place = false;
@@ -281,17 +309,18 @@ int StandIns::make(std::initializer_list<Argument> arguments) {
     if (!guard::significant(comm_, root_, argument.side)) continue;
     const int segments = guard::datatypes_of(comm_, argument.per);
     StandIn stand_in;
-    switch (examine(argument, segments, &stand_in)) {
+    switch (examine(argument, segments, host_too_, &stand_in)) {
       case Verdict::kLeft:
         continue;
       case Verdict::kRefused:
-        GDDT_LOG(kError, "a datatype too large for gddt's tables on device memory in a collective: refused");
-        return raise(comm_, GDDT_ERR_UNSUPPORTED);
+        GDDT_LOG(kError, "a datatype too large for gddt's tables on device memory in a collective or one-sided call: "
+                         "refused");
+        return raised(GDDT_ERR_UNSUPPORTED);
       case Verdict::kStaged:
         break;
     }
     const Status acquired = pack_or_stand_in(argument, segments, &stand_in);
-    if (is_error(acquired)) return raise(comm_, acquired);
+    if (is_error(acquired)) return raised(acquired);
     staged->stand_ins.push_back(std::move(stand_in));
     replaced.push_back(&argument);
   }
@@ -301,10 +330,11 @@ int StandIns::make(std::initializer_list<Argument> arguments) {
     for (StandIn& stand_in : staged->stand_ins)
       if (stand_in.direction == Direction::kOut) stand_in.direction = Direction::kInOut;
   if (filled_ == Filled::kNow) {
-    const int rc = raise(comm_, staged->start());
+    const int rc = raised(staged->start());
     if (rc != MPI_SUCCESS) return rc;
   }
-  counters::add(counters::Counter::kCollectiveStandIns, static_cast<std::int64_t>(staged->stand_ins.size()));
+  counters::add(win_ != MPI_WIN_NULL ? counters::Counter::kRmaStandIns : counters::Counter::kCollectiveStandIns,
+                static_cast<std::int64_t>(staged->stand_ins.size()));
   for (std::size_t i = 0; i < replaced.size(); ++i) *replaced[i]->address = staged->stand_ins[i].origin();
   staged_ = std::move(staged);
   return MPI_SUCCESS;
@@ -312,8 +342,10 @@ int StandIns::make(std::initializer_list<Argument> arguments) {
 
 int StandIns::finish(int rc) {
   if (!staged_ || rc != MPI_SUCCESS) return rc;
-  return raise(comm_, staged_->complete());
+  return raised(staged_->complete());
 }
+
+std::unique_ptr<KeptStandIns> StandIns::keep() { return std::move(staged_); }
 
 int StandIns::track(int rc, const MPI_Request* request) {
   if (!staged_ || rc != MPI_SUCCESS) return rc;

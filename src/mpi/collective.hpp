@@ -25,7 +25,9 @@
 #include <memory>
 #include <vector>
 
+#include "core/status.hpp"
 #include "mpi/guard.hpp"
+#include "protocol/requests.hpp"
 
 namespace gddt::mpi::collective {
 
@@ -126,14 +128,30 @@ std::int64_t sum_of(const CountT* counts, int n) {
 
 struct Staged;  // the stand-ins of one call (collective.cpp)
 
+// The stand-ins of a one-sided call, kept until the call completes (StandIns::keep()).
+class KeptStandIns {
+ public:
+  virtual ~KeptStandIns() = default;
+  // Moves the typed bytes the call wrote into the user's buffers (gaps untouched) and remembers
+  // what the stand-ins held.
+  virtual Status deliver() = 0;
+  // Whether the library wrote into them after the last deliver(): MPICH 4.0 completes an
+  // MPI_Rget's request before its data arrives, which lands at the next synchronization.
+  virtual bool rewritten() const = 0;
+};
+
 // The stand-ins of one call, made by make() and released by finish() or, for calls that return a
-// request, handed to that request by track().
+// request, handed to that request by track(); one-sided calls keep() them until the
+// synchronization that completes the call (mpi/onesided_ops.cpp).
 class StandIns {
  public:
   enum class Filled { kNow, kAtStart };  // persistent calls fill their stand-ins at each MPI_Start
   // `root` is the call's root (guard::kNotRooted for calls without one); `comm` is
   // MPI_COMM_SELF for MPI_Reduce_local.
   StandIns(MPI_Comm comm, int root, Filled filled = Filled::kNow);
+  // A one-sided call on `win`, whose error handler hears of failures; host buffers get stand-ins
+  // too where `host_too` (GDDT_RMA_HOST=gddt).
+  StandIns(MPI_Win win, bool host_too);
   ~StandIns();
   StandIns(const StandIns&) = delete;
   StandIns& operator=(const StandIns&) = delete;
@@ -151,11 +169,16 @@ class StandIns {
   // After the library's nonblocking or persistent call returned `rc` and *request: the request
   // takes the stand-ins, which its completion copies back.
   int track(int rc, const MPI_Request* request);
+  // After the library's one-sided call succeeded: the stand-ins (null where none were made).
+  std::unique_ptr<KeptStandIns> keep();
 
  private:
-  MPI_Comm comm_;
-  int root_;
-  Filled filled_;
+  int raised(Status status) const;  // on the communicator or the window
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Win win_ = MPI_WIN_NULL;
+  int root_ = guard::kNotRooted;
+  Filled filled_ = Filled::kNow;
+  bool host_too_ = false;
   std::unique_ptr<Staged> staged_;
 };
 

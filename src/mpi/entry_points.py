@@ -37,13 +37,14 @@ STAGED_BUFFER = re.compile(r"^(in|out|inout)\s+(\w+):(\w+)(?:\[(peer|in|out|rank
                            r"(?:/(peer|in|out)|\+(\w+))?(?:@(root|leaf))?$")
 DIRECTIONS = {"in": "kIn", "out": "kOut", "inout": "kInOut"}
 # The handle on whose error handler a refusal is raised, by parameter type.
-TARGETS = {"MPI_Comm": "on_comm", "MPI_Win": "on_window", "MPI_File": "on_file"}
+TARGETS = {"MPI_Comm": "on_comm", "MPI_File": "on_file"}
 
 
 class Row:
-    def __init__(self, kind, name, parameters, buffers, listed, fast=False):
+    def __init__(self, kind, name, parameters, buffers, listed, flag=None):
         self.kind, self.name = kind, name
-        self.fast = fast  # the shim first asks gddt::mpi::fast::<short> whether to call the library at once
+        self.fast = flag == "fast"  # the shim first asks gddt::mpi::fast::<short> whether to call the library at once
+        self.blocking = flag == "blocking"  # an intercepted call that may wait for another process
         self.parameters = parameters  # list of (declaration, name), None for forward rows
         self.buffers = buffers  # (buffer, datatype, per, side) each
         self.staged = []  # staged rows: STAGED_BUFFER's groups for each buffer
@@ -94,15 +95,15 @@ def read_table():
         seen.add(name)
         if (kind == "forward") != (parameters is None):
             fail(f"{where}: {'forward rows have no' if kind == 'forward' else 'a shim needs its'} parameters")
-        fast = kind == "intercepted" and buffers is not None and buffers.strip() == "fast"
-        if fast:
+        flag = buffers.strip() if kind == "intercepted" and buffers is not None else None
+        if flag in ("fast", "blocking"):
             buffers = None
         made = None
         if kind == "made":
             made, buffers = (buffers or "").strip(), None
         if (kind in ("checked", "staged") and not buffers) or (kind in ("intercepted", "forward") and buffers):
             fail(f"{where}: checked and staged rows list their buffers, blocking rows may, intercepted rows may "
-                 "say `fast`, made rows name their new datatype, forward rows say nothing")
+                 "say `fast` or `blocking`, made rows name their new datatype, forward rows say nothing")
         params = None if parameters is None else split_parameters(parameters, where)
         if kind == "made" and f"MPI_Datatype *{made}" not in [d for d, _ in params]:
             fail(f"{where}: a made row names its `MPI_Datatype *` parameter after `|`")
@@ -121,7 +122,7 @@ def read_table():
             if not b or params is None or not {b.group(1), b.group(2)} <= {n for _, n in params}:
                 fail(f"{where}: '{spec}' does not name a buffer and a datatype parameter")
             specs.append(b.groups())
-        row = Row(kind, name, params, specs, made or buffers or "", fast)
+        row = Row(kind, name, params, specs, made or buffers or "", flag)
         row.staged = staged
         row.made = made
         rows.append(row)
@@ -193,10 +194,11 @@ def staged_argument(spec, reduces):
 
 
 def blocks(row):
-    """Whether a row's function may wait for another process: blocking rows, and staged collectives
-    that return no request."""
+    """Whether a row's function may wait for another process: blocking rows, intercepted rows that say
+    so, and staged collectives that return no request."""
     names = {n for _, n in row.parameters or []}
-    return row.kind == "blocking" or (row.kind == "staged" and "request" not in names and "comm" in names)
+    return (row.kind == "blocking" or row.blocking or
+            (row.kind == "staged" and "request" not in names and "comm" in names))
 
 
 def staged_shim(row, forward):
@@ -240,8 +242,10 @@ def shim(row):
             f"  return {slow}({row.arguments()});",
             "}"])
     if row.kind == "intercepted":
-        body = [f"  if (gddt::mpi::stepped_aside()) return {forward};",
-                f"  return gddt::mpi::entry::{row.short}({row.arguments()});"]
+        body = [f"  if (gddt::mpi::stepped_aside()) return {forward};"]
+        if row.blocking:
+            body.append("  const gddt::mpi::BlockingCall blocking;")
+        body.append(f"  return gddt::mpi::entry::{row.short}({row.arguments()});")
     elif row.kind == "made":
         body = [f"  const int rc = {forward};",
                 f"  if (rc == MPI_SUCCESS && !gddt::mpi::stepped_aside()) gddt::mpi::made_datatype(*{row.made});",
@@ -298,10 +302,13 @@ FORTRAN_LAYERS = {  # name of a function's Fortran symbol, and its aliases
 }
 FORTRAN_LAYER_ENUMS = {None: "kNone", "open_mpi": "kOpenMpi", "mpich_f08": "kMpichF08"}  # fortran::Layer
 FORTRAN_HANDLES = {"MPI_Datatype": "Type", "MPI_Comm": "Comm", "MPI_Request": "Request", "MPI_Message": "Message",
-                   "MPI_Op": "Op", "MPI_Info": "Info"}
+                   "MPI_Op": "Op", "MPI_Info": "Info", "MPI_Win": "Win", "MPI_Group": "Group"}
 FORTRAN_NULLS = {"MPI_Datatype": "MPI_DATATYPE_NULL", "MPI_Comm": "MPI_COMM_NULL", "MPI_Request": "MPI_REQUEST_NULL",
-                 "MPI_Message": "MPI_MESSAGE_NULL"}
-FORTRAN_PROBES = {"MPI_Mprobe", "MPI_Improbe"}  # their message handle is only written
+                 "MPI_Message": "MPI_MESSAGE_NULL", "MPI_Win": "MPI_WIN_NULL"}
+# Their handle argument is only written: the message of matched probes, the window of window constructors.
+FORTRAN_OUT_HANDLES = {"MPI_Mprobe", "MPI_Improbe", "MPI_Win_create", "MPI_Win_create_c", "MPI_Win_allocate",
+                       "MPI_Win_allocate_c", "MPI_Win_allocate_shared", "MPI_Win_allocate_shared_c",
+                       "MPI_Win_create_dynamic"}
 FORTRAN_INDICES = {"indx", "index"}
 
 
@@ -381,7 +388,7 @@ def fortran_conversion(row):
                 args.append(f"{name}_c.data()")
                 after.append(f"  {name}_c.out([]({base} c) {{ return MPI_{kind}_c2f(c); }});")
             elif pointer:
-                out_only = name.startswith("new") or row.name in FORTRAN_PROBES or row.kind == "staged"
+                out_only = name.startswith("new") or row.name in FORTRAN_OUT_HANDLES or row.kind == "staged"
                 start = FORTRAN_NULLS[base] if out_only else f"MPI_{kind}_f2c(*{name})"
                 before.append(f"  {base} {name}_c = {start};")
                 args.append(f"&{name}_c")
@@ -393,7 +400,7 @@ def fortran_conversion(row):
     return params, before, args, after, lengths
 
 
-FORTRAN_TARGETS = {"MPI_Comm": "Comm", "MPI_Win": "Win", "MPI_File": "File"}
+FORTRAN_TARGETS = {"MPI_Comm": "Comm", "MPI_File": "File"}
 
 
 def fortran_guard(row):
@@ -454,6 +461,7 @@ def fortran_shim(row, layer):
                 f"    {library}",
                 f"    return library({passed});",
                 "  }",
+                *(["  const gddt::mpi::BlockingCall blocking;"] if row.blocking else []),
                 *before,
                 f"  const int rc = {target}({', '.join(args)});",
                 *after,
@@ -492,8 +500,10 @@ def fortran_layer(library):
 # Intercepted in C only: MPI_Type_get_contents returns arrays the conversions above do not write
 # back. Open MPI returns new handles there, which need no bookkeeping; MPICH's mpi_f08 procedure
 # calls PMPI itself, so there a Fortran program that frees the references it returned can still
-# see its types refused (docs/usage.md, "Fortran callers").
-FORTRAN_LIBRARY_OWN = {"MPI_Type_get_contents", "MPI_Type_get_contents_c"}
+# see its types refused (docs/usage.md, "Fortran callers"). MPI_Win_get_attr returns an
+# attribute's value to Fortran, not a pointer: its Fortran callers see the library's window
+# (docs/usage.md, "One-sided communication on device memory").
+FORTRAN_LIBRARY_OWN = {"MPI_Type_get_contents", "MPI_Type_get_contents_c", "MPI_Win_get_attr"}
 
 
 def fortran_rows(rows, declared, layer, defined):

@@ -96,12 +96,6 @@ int on_comm(MPI_Comm comm, int root, std::initializer_list<Buffer> buffers) {
   return raise(comm, GDDT_ERR_UNSUPPORTED);
 }
 
-int on_window(MPI_Win win, std::initializer_list<Buffer> buffers) {
-  if (!any_refused(MPI_COMM_NULL, kNotRooted, buffers)) return MPI_SUCCESS;
-  log_refusal();
-  return raise_on_window(win, GDDT_ERR_UNSUPPORTED);
-}
-
 int on_file(MPI_File file, std::initializer_list<Buffer> buffers) {
   if (!any_refused(MPI_COMM_NULL, kNotRooted, buffers)) return MPI_SUCCESS;
   log_refusal();

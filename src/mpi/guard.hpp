@@ -1,9 +1,9 @@
-// The checks of the calls that carry buffers gddt does not move yet (collectives, one-sided,
+// The checks of the calls that carry buffers gddt does not move yet (collectives,
 // I/O, partitioned point-to-point: the `blocking` and `checked` rows of entry_points.txt that
 // list buffers). The library would pack device data described by a derived datatype with the
 // CPU, and under a library that is not CUDA-aware it would touch any device buffer with the
 // CPU; either way the process crashes. Such a call is refused with
-// MPI_ERR_UNSUPPORTED_OPERATION, raised on its communicator, window or file, before the library
+// MPI_ERR_UNSUPPORTED_OPERATION, raised on its communicator or file, before the library
 // sees it. MPI_IN_PLACE, MPI_BOTTOM, buffers not significant at this process and datatypes that
 // are not valid are left for the library to judge.
 #pragma once
@@ -48,7 +48,6 @@ bool significant(MPI_Comm comm, int root, Side side);
 // Each returns MPI_SUCCESS, or MPI_ERR_UNSUPPORTED_OPERATION raised on the handle. `root` is
 // the call's root argument, kNotRooted for calls without one.
 int on_comm(MPI_Comm comm, int root, std::initializer_list<Buffer> buffers);
-int on_window(MPI_Win win, std::initializer_list<Buffer> buffers);
 int on_file(MPI_File file, std::initializer_list<Buffer> buffers);
 
 }  // namespace gddt::mpi::guard

@@ -85,15 +85,18 @@ Status check_envelope(const Call& call, MPI_Comm comm) {
   return call.peer < 0 || call.peer >= size ? GDDT_ERR_RANK : GDDT_OK;
 }
 
-// The MPI error class of an operation's outcome, raised on `comm` unless it was before.
-int report(MPI_Comm comm, const protocol::Outcome& outcome) {
+// The MPI error class of an operation's outcome, raised on its communicator (or window) unless it
+// was before.
+int report(const Operation& operation, const protocol::Outcome& outcome) {
   if (outcome.library_error != MPI_SUCCESS) return outcome.library_error;
-  return outcome.reported ? error_class(outcome.status) : raise(comm, outcome.status);
+  if (outcome.reported) return error_class(outcome.status);
+  return operation.win != MPI_WIN_NULL ? raise_on_window(operation.win, outcome.status)
+                                       : raise(operation.comm, outcome.status);
 }
 
 // The status of a receive that resolved a marker of the peer protocol counts the bytes it stood for.
 int finish_reporting(Operation& operation, int error, MPI_Status& status) {
-  const int rc = report(operation.comm, protocol::finish(operation, error, status));
+  const int rc = report(operation, protocol::finish(operation, error, status));
   if (operation.status_bytes >= 0) PMPI_Status_set_elements_x(&status, MPI_BYTE, operation.status_bytes);
   return rc;
 }

@@ -9,19 +9,13 @@
 #include <vector>
 
 #include "core/config.hpp"
+#include "core/handle_key.hpp"
 #include "core/hooks.hpp"
 #include "protocol/peers.hpp"
 #include "protocol/transport.hpp"
 
 namespace gddt::protocol {
 namespace {
-
-// Open MPI's handles are pointers, MPICH's integers: the bits are the key either way.
-std::uint64_t key_of(MPI_Request request) {
-  std::uint64_t key = 0;
-  std::memcpy(&key, &request, sizeof request);
-  return key;
-}
 
 struct Table {
   std::mutex mutex;
@@ -46,7 +40,7 @@ std::atomic<std::size_t> detail::alive{0};
 void add(MPI_Request request, std::unique_ptr<Operation> operation) {
   Table& t = table();
   std::lock_guard<std::mutex> lock(t.mutex);
-  t.live[key_of(request)].push_back(std::move(operation));
+  t.live[handle_key(request)].push_back(std::move(operation));
   detail::alive.fetch_add(1);
 }
 
@@ -54,7 +48,7 @@ Operation* claim(MPI_Request request) {
   if (!any() || request == MPI_REQUEST_NULL) return nullptr;
   Table& t = table();
   std::lock_guard<std::mutex> lock(t.mutex);
-  auto it = t.live.find(key_of(request));
+  auto it = t.live.find(handle_key(request));
   if (it == t.live.end()) return nullptr;
   for (auto entry = it->second.rbegin(); entry != it->second.rend(); ++entry) {
     if ((*entry)->claimed) continue;
@@ -68,7 +62,7 @@ Operation* partitioned(MPI_Request request) {
   if (!any() || request == MPI_REQUEST_NULL) return nullptr;
   Table& t = table();
   std::lock_guard<std::mutex> lock(t.mutex);
-  auto it = t.live.find(key_of(request));
+  auto it = t.live.find(handle_key(request));
   if (it == t.live.end() || it->second.empty() || it->second.back()->partitions == 0) return nullptr;
   return it->second.back().get();
 }
@@ -108,7 +102,7 @@ void release(Operation* operation) {
 std::unique_ptr<Operation> take(MPI_Request request, const Operation* operation) {
   Table& t = table();
   std::lock_guard<std::mutex> lock(t.mutex);
-  auto it = t.live.find(key_of(request));
+  auto it = t.live.find(handle_key(request));
   if (it == t.live.end()) return nullptr;
   auto& operations = it->second;
   for (auto entry = operations.begin(); entry != operations.end(); ++entry) {

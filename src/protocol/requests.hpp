@@ -80,6 +80,7 @@ struct Operation {
   Message message;                // the user's buffer
   Staging staging;                // what the MPI library really sends or receives
   MPI_Comm comm = MPI_COMM_NULL;  // whose error handler hears of a failure at completion
+  MPI_Win win = MPI_WIN_NULL;     // instead of `comm`, for request-based one-sided calls
   // Receives: whether the legacy default stream was found idle when the receive was posted.
   pack::Ordering ordering = pack::Ordering::kCheckLegacyStream;
   // The send half of an MPI_Isendrecv whose receive half this is: its staging lives until the one

@@ -7,7 +7,6 @@
 // a periodic ring (neighbourhood collectives), rooted ones at every root, and the nonblocking and
 // persistent forms complete through MPI_Wait, MPI_Waitall and MPI_Test. Host memory is staged by
 // gddt only with GDDT_COLLECTIVE_HOST=gddt (as ctest runs it); gddt's counters prove that it was.
-#include <dlfcn.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -590,22 +589,8 @@ void bad_arguments(const Context& context) {
       {"MPI_Reduce with MPI_OP_NULL",
        [&](bool ref) { return CALL(ref, MPI_Reduce, data, data + 32, 4, MPI_INT, MPI_OP_NULL, 0, MPI_COMM_WORLD); }},
   };
-  for (const auto& [what, call] : calls) {
-    int library = 0, through_gddt = 0;
-    MPI_Error_class(call(true), &library);
-    MPI_Error_class(call(false), &through_gddt);
-    expect(library != MPI_SUCCESS && through_gddt == library, what + ": the library says class " +
-                                                                  std::to_string(library) + ", through gddt " +
-                                                                  std::to_string(through_gddt));
-  }
+  for (const auto& [what, call] : calls) p2p::expect_library_class(what, call);
   MPI_Type_free(&uncommitted);
-}
-
-long long counter_value(const char* name) {
-  using CounterFunction = int (*)(const char*, long long*);
-  static const auto counter = reinterpret_cast<CounterFunction>(dlsym(RTLD_DEFAULT, "gddt_counter"));
-  long long value = 0;
-  return counter != nullptr && counter(name, &value) == 0 ? value : -1;
 }
 
 }  // namespace
@@ -624,7 +609,7 @@ int main(int argc, char** argv) {
     MPI_Cart_create(MPI_COMM_WORLD, 1, &size, &periodic, 0, &ring);
     MPI_Comm_set_errhandler(ring, MPI_ERRORS_RETURN);
   }
-  const long long stand_ins_before = counter_value("collective.stand-ins");
+  const long long stand_ins_before = gddt_test::p2p::counter_value("collective.stand-ins");
   suite.run("random_types", [ring](const Context& context) {
     const long types = context.messages > 0 ? context.messages : kDefaultTypes;
     int tested = 0;
@@ -659,8 +644,8 @@ int main(int argc, char** argv) {
   suite.run("gddt_staged_the_buffers", [stand_ins_before](const Context& context) {
     const bool staged = context.memory == gddt_test::MemoryKind::kDevice || getenv("GDDT_COLLECTIVE_HOST") != nullptr;
     if (!staged) return;
-    expect(counter_value("collective.stand-ins") > stand_ins_before,
-           "gddt's collective.stand-ins counter grew (" + std::to_string(counter_value("collective.stand-ins")) + ")");
+    const long long stand_ins = gddt_test::p2p::counter_value("collective.stand-ins");
+    expect(stand_ins > stand_ins_before, "gddt's collective.stand-ins counter grew (" + std::to_string(stand_ins) + ")");
   });
   if (ring != MPI_COMM_NULL) MPI_Comm_free(&ring);
   return suite.finish();

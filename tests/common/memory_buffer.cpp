@@ -29,6 +29,14 @@ bool parse_memory_kind(const std::string& text, MemoryKind* kind) {
   return false;
 }
 
+void copy_memory(MemoryKind kind, void* to, const void* from, std::size_t bytes) {
+  if (bytes == 0) return;  // a pointer may then be null, which memcpy must not see
+  if (kind == MemoryKind::kHost)
+    std::memcpy(to, from, bytes);
+  else
+    cuda_kinds::copy(to, from, bytes);
+}
+
 std::string prepare_memory_kind(MemoryKind kind, int local_rank) {
   return kind == MemoryKind::kHost ? "" : cuda_kinds::prepare(kind, local_rank);
 }
@@ -75,22 +83,12 @@ void Buffer::release() noexcept {
 
 void Buffer::upload(const void* host, std::size_t bytes) {
   if (bytes > size_) throw std::out_of_range("Buffer::upload past the end");
-  if (bytes == 0) return;  // `host` may then be null, which memcpy must not see
-  if (kind_ == MemoryKind::kHost) {
-    std::memcpy(data_, host, bytes);
-  } else {
-    cuda_kinds::copy(data_, host, bytes);
-  }
+  copy_memory(kind_, data_, host, bytes);
 }
 
 void Buffer::download(void* host, std::size_t bytes) const {
   if (bytes > size_) throw std::out_of_range("Buffer::download past the end");
-  if (bytes == 0) return;
-  if (kind_ == MemoryKind::kHost) {
-    std::memcpy(host, data_, bytes);
-  } else {
-    cuda_kinds::copy(host, data_, bytes);
-  }
+  copy_memory(kind_, host, data_, bytes);
 }
 
 std::vector<unsigned char> Buffer::download() const {

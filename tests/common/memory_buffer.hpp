@@ -21,6 +21,10 @@ inline constexpr MemoryKind kMemoryKinds[] = {MemoryKind::kHost, MemoryKind::kPi
 const char* memory_kind_name(MemoryKind kind);
 bool parse_memory_kind(const std::string& text, MemoryKind* kind);
 
+// Copies `bytes` between host memory and memory of `kind` (either way round) that no Buffer owns:
+// a window's memory that MPI_Win_allocate made.
+void copy_memory(MemoryKind kind, void* to, const void* from, std::size_t bytes);
+
 // Makes `kind` usable in this process: for the CUDA kinds, selects GPU `local_rank` modulo the
 // GPU count, for this thread and for every later allocation of device or managed memory (the
 // current GPU is per thread). Returns "" when the kind can be had, otherwise why not.

@@ -105,6 +105,10 @@ class Generator {
   TypeNode named() {
     const std::vector<NamedType>& table = named_types();
     TypeNode node;
+    if (limits_.named_leaf != MPI_DATATYPE_NULL) {
+      node.named = limits_.named_leaf;
+      return node;
+    }
     node.named = table[static_cast<size_t>(rng_.between(0, static_cast<int>(table.size()) - 1))].handle;
     return node;
   }

@@ -29,6 +29,9 @@ struct TypeLimits {
   int max_depth = 4;
   std::int64_t max_span = 256 * 1024;  // bytes between the lowest and highest byte touched
   std::size_t max_runs = 1 << 15;      // contiguous runs of the expanded typemap
+  // Every leaf this named type instead of a random one (MPI_DATATYPE_NULL: random leaves): one-sided
+  // accumulates want types of one predefined type.
+  MPI_Datatype named_leaf = MPI_DATATYPE_NULL;
 };
 
 // A random type tree within `limits` (for one element). `world_rank` shifts the rank a darray

@@ -98,6 +98,22 @@ std::string provider_of(const char* symbol_name) {
   return slash != nullptr ? slash + 1 : info.dli_fname;
 }
 
+long long counter_value(const char* name) {
+  using CounterFunction = int (*)(const char*, long long*);
+  static const auto counter = reinterpret_cast<CounterFunction>(dlsym(RTLD_DEFAULT, "gddt_counter"));
+  long long value = 0;
+  return counter != nullptr && counter(name, &value) == 0 ? value : -1;
+}
+
+void expect_library_class(const std::string& what, const std::function<int(bool library)>& call) {
+  int library = 0, through_gddt = 0;
+  MPI_Error_class(call(true), &library);
+  MPI_Error_class(call(false), &through_gddt);
+  expect(library != MPI_SUCCESS && through_gddt == library, what + ": the library says class " +
+                                                                std::to_string(library) + ", through gddt " +
+                                                                std::to_string(through_gddt));
+}
+
 std::uint64_t mix_seed(std::uint64_t a, std::uint64_t b) {
   std::uint64_t z = a + 0x9e3779b97f4a7c15ull * (b + 1);  // splitmix64 finalizer
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;

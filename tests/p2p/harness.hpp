@@ -89,6 +89,13 @@ void poll_until(const std::function<bool()>& done, const std::string& what, doub
 // none does): shows whether gddt sits in front of an MPI entry point.
 std::string provider_of(const char* symbol_name);
 
+// The gddt counter `name` (gddt_counter) of this process; -1 where gddt is not loaded.
+long long counter_value(const char* name);
+
+// Records a failure unless the library refuses `call` (given true: the library alone; false:
+// through gddt) and gddt gives the same MPI error class.
+void expect_library_class(const std::string& what, const std::function<int(bool library)>& call);
+
 // A 64-bit mix of two values, used to derive seeds.
 std::uint64_t mix_seed(std::uint64_t a, std::uint64_t b);
 
