@@ -139,7 +139,10 @@ const Entry kEntries[] = {
      return parse_value(entry, text, &settings->field);                                             \
    },                                                                                               \
    [](const Entry& entry, const Settings& settings) { return format_value(entry, settings.field); }},
+#define GDDT_CONFIG_ENUM_ENTRY(field, suffix, Type, enumerators, def, model, values, help) \
+  GDDT_CONFIG_ENTRY(field, suffix, kEnum, def, model, values, help)
 #include "core/config_table.def"
+#undef GDDT_CONFIG_ENUM_ENTRY
 #undef GDDT_CONFIG_ENTRY
 };
 constexpr std::size_t kEntryCount = sizeof kEntries / sizeof kEntries[0];
@@ -489,9 +492,14 @@ void reload_for_testing() { current() = load(); }
 
 std::vector<EnumSpelling> enum_spellings() {
   return {
-#define GDDT_CONFIG_ENUM(field, suffix, Type, ...) {"GDDT_" suffix, #__VA_ARGS__},
-#include "core/config_enums.def"
-#undef GDDT_CONFIG_ENUM
+#define GDDT_CONFIG_ENTRY(field, suffix, kind, def, model, values, help)
+#define GDDT_CONFIG_ENUM_ENTRY(field, suffix, Type, enumerators, def, model, values, help) \
+  {"GDDT_" suffix, GDDT_CONFIG_SPELLING enumerators},
+#define GDDT_CONFIG_SPELLING(...) #__VA_ARGS__
+#include "core/config_table.def"
+#undef GDDT_CONFIG_SPELLING
+#undef GDDT_CONFIG_ENUM_ENTRY
+#undef GDDT_CONFIG_ENTRY
   };
 }
 

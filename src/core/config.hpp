@@ -22,7 +22,10 @@ struct Settings {
 #define GDDT_CONFIG_FIELD_kCount std::uint64_t
 #define GDDT_CONFIG_FIELD_kString std::string
 #define GDDT_CONFIG_ENTRY(field, suffix, kind, def, model, values, help) GDDT_CONFIG_FIELD_##kind field;
+#define GDDT_CONFIG_ENUM_ENTRY(field, suffix, Type, enumerators, def, model, values, help) \
+  GDDT_CONFIG_ENTRY(field, suffix, kEnum, def, model, values, help)
 #include "core/config_table.def"
+#undef GDDT_CONFIG_ENUM_ENTRY
 #undef GDDT_CONFIG_ENTRY
 };
 
@@ -57,11 +60,15 @@ const Settings& settings();
 inline std::uint64_t staging_chunk() { return std::max(settings().staging_chunk, settings().staging_chunk_min); }
 
 // The enumerated settings, typed: config::protocol() == config::Protocol::kDevice.
-#define GDDT_CONFIG_ENUM(field, suffix, Type, ...) \
-  enum class Type { __VA_ARGS__ };                 \
+#define GDDT_CONFIG_ENUMERATORS(...) __VA_ARGS__
+#define GDDT_CONFIG_ENTRY(field, suffix, kind, def, model, values, help)
+#define GDDT_CONFIG_ENUM_ENTRY(field, suffix, Type, enumerators, def, model, values, help) \
+  enum class Type { GDDT_CONFIG_ENUMERATORS enumerators };                                  \
   inline Type field() { return static_cast<Type>(settings().field); }
-#include "core/config_enums.def"
-#undef GDDT_CONFIG_ENUM
+#include "core/config_table.def"
+#undef GDDT_CONFIG_ENUM_ENTRY
+#undef GDDT_CONFIG_ENTRY
+#undef GDDT_CONFIG_ENUMERATORS
 
 // Each enum's variable and enumerators as written ("GDDT_PROTOCOL", "kAuto, kDevice, kHost").
 struct EnumSpelling {

@@ -4,6 +4,7 @@
 // engine (engine.hpp) picks the backend; the protocol stages between memory kinds.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "core/config.hpp"
@@ -66,45 +67,47 @@ struct WindowMove {
   const void* packed = nullptr;
 };
 
+// A backend is filled by field name (a lambda that sets the fields it has), so an optional
+// function it lacks stays null without a row of placeholders.
 struct Backend {
-  const char* name;
+  const char* name = nullptr;
   // What moving a byte of each memory kind costs this backend on the typed and on the packed
   // side, relative to the host backend on host memory (1), or kUnreachable. The engine gives a
   // pair of buffers the backend with the lowest sum among those reaching both.
-  int typed_cost[kMemoryTypes];
-  int packed_cost[kMemoryTypes];
+  std::array<int, kMemoryTypes> typed_cost{};
+  std::array<int, kMemoryTypes> packed_cost{};
   // Copies window bytes from `typed` into `packed` (packed receives exactly length bytes).
-  Status (*pack)(const Window& window, const void* typed, void* packed, gpu::Stream stream);
+  Status (*pack)(const Window& window, const void* typed, void* packed, gpu::Stream stream) = nullptr;
   // Copies `length` bytes from `packed` into the window positions of `typed`; bytes of
   // `typed` outside the typemap are never written.
-  Status (*unpack)(const Window& window, void* typed, const void* packed, gpu::Stream stream);
+  Status (*unpack)(const Window& window, void* typed, const void* packed, gpu::Stream stream) = nullptr;
   // Optional (null where a backend has none): the same moves, finished when the call returns,
   // by a kernel the backend keeps running on the current device, so that small windows pay no
   // kernel launch. *served is false where it declines (the window is too large, work is still
   // queued on the legacy default stream, the setting is off); the caller then moves the window
   // the ordinary way. `meanwhile` runs between polls while it waits.
   Status (*pack_now)(const Window& window, const void* typed, void* packed, Ordering ordering,
-                     const gpu::WhileWaiting& meanwhile, bool* served);
+                     const gpu::WhileWaiting& meanwhile, bool* served) = nullptr;
   Status (*unpack_now)(const Window& window, void* typed, const void* packed, Ordering ordering,
-                       const gpu::WhileWaiting& meanwhile, bool* served);
+                       const gpu::WhileWaiting& meanwhile, bool* served) = nullptr;
   // Stops what pack_now and unpack_now keep running (at MPI_Finalize); a later call starts it
   // again.
-  void (*stop)();
+  void (*stop)() = nullptr;
   // Optional (null where a backend has none; callers then move the windows one by one): the
   // moves of `count` windows queued on `stream` like pack and unpack, in as few launches as
   // the backend can. The windows' buffers must not overlap where one of them is written.
-  Status (*pack_set)(const WindowMove* moves, int count, gpu::Stream stream);
-  Status (*unpack_set)(const WindowMove* moves, int count, gpu::Stream stream);
+  Status (*pack_set)(const WindowMove* moves, int count, gpu::Stream stream) = nullptr;
+  Status (*unpack_set)(const WindowMove* moves, int count, gpu::Stream stream) = nullptr;
   // Optional (null where a backend has nothing to load): loads the backend's device code for
   // the current device now. CUDA loads a kernel lazily at its first launch, and that load waits
   // for every kernel running on the device: one waiting on gddt would never let it finish.
-  Status (*load)();
+  Status (*load)() = nullptr;
   // Optional (null where a backend has none; callers then pack and unpack through a buffer):
   // moves the packed bytes of window `from` of `from_typed` straight into window `to` (of equal
   // length) of `to_typed`, as a pack then an unpack would, queued on `stream`. *served is false
   // where it declines; it has then queued nothing.
   Status (*transcribe)(const Window& from, const void* from_typed, const Window& to, void* to_typed,
-                       gpu::Stream stream, bool* served);
+                       gpu::Stream stream, bool* served) = nullptr;
 };
 
 }  // namespace gddt::pack

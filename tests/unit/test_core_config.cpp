@@ -337,8 +337,8 @@ TEST_F(ConfigTest, EnumsMatchListedValuesIgnoringCase) {
   EXPECT_EQ(row("GDDT_PACK_HOST").source, "environment");
 }
 
-// The C++ enums of config_enums.def list the values of their rows in the same order, one
-// enumerator each ("kAuto, kDevice, kHost" for "auto|device|host").
+// The C++ enum of each enumerated row lists the row's values in the same order, one enumerator
+// each ("kAuto, kDevice, kHost" for "auto|device|host").
 TEST_F(ConfigTest, EnumTypesFollowTheirRows) {
   const std::vector<EnumSpelling> spellings = enum_spellings();
   std::size_t enum_rows = 0;

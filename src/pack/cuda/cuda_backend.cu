@@ -541,19 +541,22 @@ Status load_kernels() {
 }  // namespace
 
 const Backend& cuda_backend() {
-  // Pinned host memory is read or written over the bus; pageable memory the kernels cannot reach.
-  static const Backend backend{"cuda",
-                               {kUnreachable, 4, 1, 1, kUnreachable},
-                               {kUnreachable, 4, 1, 1, kUnreachable},
-                               cuda_pack,
-                               cuda_unpack,
-                               cuda_pack_now,
-                               cuda_unpack_now,
-                               stop_resident,
-                               cuda_pack_set,
-                               cuda_unpack_set,
-                               load_kernels,
-                               cuda_transcribe};
+  static const Backend backend = [] {
+    Backend b;
+    b.name = "cuda";
+    // Pinned host memory is read or written over the bus; pageable memory the kernels cannot reach.
+    b.typed_cost = b.packed_cost = {kUnreachable, 4, 1, 1, kUnreachable};
+    b.pack = cuda_pack;
+    b.unpack = cuda_unpack;
+    b.pack_now = cuda_pack_now;
+    b.unpack_now = cuda_unpack_now;
+    b.stop = stop_resident;
+    b.pack_set = cuda_pack_set;
+    b.unpack_set = cuda_unpack_set;
+    b.load = load_kernels;
+    b.transcribe = cuda_transcribe;
+    return b;
+  }();
   return backend;
 }
 

@@ -11,8 +11,14 @@ Status no_device_unpack(const Window&, void*, const void*, gpu::Stream) { return
 }  // namespace
 
 const Backend& cuda_backend() {
-  static const Backend backend{"cuda",  {kUnreachable, 4, 1, 1, kUnreachable}, {kUnreachable, 4, 1, 1, kUnreachable},
-                               no_device_pack, no_device_unpack, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+  static const Backend backend = [] {
+    Backend b;
+    b.name = "cuda";
+    b.typed_cost = b.packed_cost = {kUnreachable, 4, 1, 1, kUnreachable};
+    b.pack = no_device_pack;
+    b.unpack = no_device_unpack;
+    return b;
+  }();
   return backend;
 }
 

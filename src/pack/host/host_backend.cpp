@@ -37,9 +37,15 @@ Status host_unpack(const Window& w, void* typed, const void* packed, gpu::Stream
 }  // namespace
 
 const Backend& host_backend() {
-  // Managed memory costs the CPU page migrations; device memory it cannot touch.
-  static const Backend backend{"host",    {1, 1, kUnreachable, 8, kUnreachable}, {1, 1, kUnreachable, 8, kUnreachable},
-                               host_pack, host_unpack,              nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+  static const Backend backend = [] {
+    Backend b;
+    b.name = "host";
+    // Managed memory costs the CPU page migrations; device memory it cannot touch.
+    b.typed_cost = b.packed_cost = {1, 1, kUnreachable, 8, kUnreachable};
+    b.pack = host_pack;
+    b.unpack = host_unpack;
+    return b;
+  }();
   return backend;
 }
 

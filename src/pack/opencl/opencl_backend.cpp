@@ -393,20 +393,17 @@ Status opencl_unpack(const Window& w, void* typed, const void* packed, gpu::Stre
 }  // namespace
 
 const Backend& opencl_backend() {
-  // The typed side is an OpenCL buffer, the packed side host memory, read or written through
-  // pinned staging.
-  static const Backend backend{"opencl",
-                               {kUnreachable, kUnreachable, kUnreachable, kUnreachable, 1},
-                               {4, 4, kUnreachable, kUnreachable, kUnreachable},
-                               opencl_pack,
-                               opencl_unpack,
-                               nullptr,
-                               nullptr,
-                               nullptr,
-                               nullptr,
-                               nullptr,
-                               nullptr,
-                               nullptr};
+  static const Backend backend = [] {
+    Backend b;
+    b.name = "opencl";
+    // The typed side is an OpenCL buffer, the packed side host memory, read or written through
+    // pinned staging.
+    b.typed_cost = {kUnreachable, kUnreachable, kUnreachable, kUnreachable, 1};
+    b.packed_cost = {4, 4, kUnreachable, kUnreachable, kUnreachable};
+    b.pack = opencl_pack;
+    b.unpack = opencl_unpack;
+    return b;
+  }();
   return backend;
 }
 
