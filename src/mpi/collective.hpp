@@ -1,18 +1,20 @@
-// Collectives (and MPI_Reduce_local) on buffers the MPI library must not touch with the CPU: the
-// `staged` rows of entry_points.txt. Each buffer argument that lies in device memory (or, with
-// GDDT_COLLECTIVE_HOST=gddt, in any memory) is replaced for the library's call, one of two ways:
+// Collectives (and MPI_Reduce_local) and file reads and writes on buffers the MPI library must not
+// touch with the CPU: the `staged` rows of entry_points.txt. Each buffer argument that lies in
+// device memory (or, with GDDT_COLLECTIVE_HOST=gddt, or GDDT_FILE_HOST=gddt for file calls, in any
+// memory) is replaced for the library's call, one of two ways:
 // - packed (calls that move data without reducing it, GDDT_COLLECTIVE_PACKED): its segments'
 //   packed bytes back to back in host memory, handed to the library as MPI_BYTE counts and
 //   displacements (the wire carries packed bytes, as gddt's point-to-point does);
-// - as a host stand-in (reductions, or where the packed counts do not fit the call's integers):
-//   host memory laid out like the user's buffer over the span its segments cover, so the library
-//   runs its own algorithm, datatype engine and reduction operations on it.
+// - as a host stand-in (reductions, file calls, or where the packed counts do not fit the call's
+//   integers): host memory laid out like the user's buffer over the span its segments cover, so
+//   the library runs its own algorithm, datatype engine, reduction operations and file view on it.
 // Host memory even under a CUDA-aware library, whose collective algorithms copy device buffers
 // with the CPU in places. Before the call the typed bytes of the buffers the call reads are moved in; after it (at
 // completion for nonblocking calls, at every completion for persistent ones, which fill at every
-// MPI_Start) the typed bytes of the buffers it writes are moved back, gaps untouched. The
-// generated shims describe each buffer argument by its segments, one per peer where the call has
-// per-peer counts or datatypes, so one engine serves every collective.
+// MPI_Start) the typed bytes of the buffers it writes are moved back, gaps untouched. A split
+// collective's stand-ins wait from its *_begin for its *_end. The generated shims describe each
+// buffer argument by its segments, one per peer where the call has per-peer counts or datatypes, so
+// one engine serves every collective and file call.
 #pragma once
 
 #include <mpi.h>
@@ -25,6 +27,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/status.hpp"
 #include "mpi/guard.hpp"
 
 namespace gddt::mpi::collective {
@@ -127,20 +130,24 @@ std::int64_t sum_of(const CountT* counts, int n) {
 struct Staged;  // the stand-ins of one call (collective.cpp)
 
 // The stand-ins of one call, made by make() and released by finish() or, for calls that return a
-// request, handed to that request by track().
+// request, handed to that request by track(), or kept by keep() for the *_end of a split
+// collective, which takes them with resume().
 class StandIns {
  public:
   enum class Filled { kNow, kAtStart };  // persistent calls fill their stand-ins at each MPI_Start
   // `root` is the call's root (guard::kNotRooted for calls without one); `comm` is
   // MPI_COMM_SELF for MPI_Reduce_local.
   StandIns(MPI_Comm comm, int root, Filled filled = Filled::kNow);
+  // A file read or write: errors are raised on the file's error handler, and host memory is
+  // staged under GDDT_FILE_HOST=gddt.
+  explicit StandIns(MPI_File file);
   ~StandIns();
   StandIns(const StandIns&) = delete;
   StandIns& operator=(const StandIns&) = delete;
 
   // Makes the stand-ins the arguments need and points the arguments at them. MPI_SUCCESS, or the
-  // error class raised on the communicator (a datatype gddt cannot express on device memory).
-  // Buffers gddt leaves to the library (host memory, MPI_IN_PLACE, MPI_BOTTOM, null, not
+  // error class raised on the communicator or file (a datatype gddt cannot express on device
+  // memory). Buffers gddt leaves to the library (host memory, MPI_IN_PLACE, MPI_BOTTOM, null, not
   // significant here, erroneous arguments) are not touched.
   int make(std::initializer_list<Argument> arguments);
   // The process's rank and the size of its group (the counts arrays of MPI_Reduce_scatter).
@@ -151,11 +158,22 @@ class StandIns {
   // After the library's nonblocking or persistent call returned `rc` and *request: the request
   // takes the stand-ins, which its completion copies back.
   int track(int rc, const MPI_Request* request);
+  // After the library's *_begin of a split collective on the file returned `rc`: the stand-ins
+  // wait for its *_end.
+  int keep(int rc);
+  // At the *_end: takes the stand-ins the file's *_begin kept and points the buffer argument at
+  // its stand-in (left alone where the *_begin kept none).
+  void resume(const void** address);
+  void resume(void** address) { resume(const_cast<const void**>(address)); }
 
  private:
-  MPI_Comm comm_;
-  int root_;
-  Filled filled_;
+  int raise_here(Status status) const;
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_File file_ = MPI_FILE_NULL;
+  int root_ = guard::kNotRooted;
+  Filled filled_ = Filled::kNow;
+  bool host_staged_ = false;  // GDDT_COLLECTIVE_HOST=gddt, or GDDT_FILE_HOST=gddt for a file call
   std::unique_ptr<Staged> staged_;
 };
 

@@ -67,15 +67,18 @@ int inexpressible(const void* buf, MPI_Datatype datatype, MPI_Comm comm) {
   return raise(comm, GDDT_ERR_UNSUPPORTED);
 }
 
-// The MPI error class of an operation's outcome, raised on `comm` unless it was before.
-int report(MPI_Comm comm, const protocol::Outcome& outcome) {
+// The MPI error class of an operation's outcome, raised on its communicator (its file's, for a
+// file call's) unless it was before.
+int report(const Operation& operation, const protocol::Outcome& outcome) {
   if (outcome.library_error != MPI_SUCCESS) return outcome.library_error;
-  return outcome.reported ? error_class(outcome.status) : raise(comm, outcome.status);
+  if (outcome.reported) return error_class(outcome.status);
+  return operation.file != MPI_FILE_NULL ? raise_on_file(operation.file, outcome.status)
+                                         : raise(operation.comm, outcome.status);
 }
 
 // The status of a receive that resolved a marker of the peer protocol counts the bytes it stood for.
 int finish_reporting(Operation& operation, int error, MPI_Status& status) {
-  const int rc = report(operation.comm, protocol::finish(operation, error, status));
+  const int rc = report(operation, protocol::finish(operation, error, status));
   if (operation.status_bytes >= 0) PMPI_Status_set_elements_x(&status, MPI_BYTE, operation.status_bytes);
   return rc;
 }

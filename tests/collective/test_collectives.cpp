@@ -452,7 +452,7 @@ void bad_arguments(const Context& context) {
   int* data = reinterpret_cast<int*>(buffer.data());
   MPI_Datatype uncommitted;
   MPI_Type_vector(2, 1, 2, MPI_INT, &uncommitted);
-  const std::vector<std::pair<std::string, std::function<int(bool)>>> calls = {
+  const std::vector<trial::ErroneousCall> calls = {
       {"MPI_Bcast to a root past the group",
        [&](bool ref) { return CALL(ref, MPI_Bcast, data, 4, MPI_INT, context.size, MPI_COMM_WORLD); }},
       {"MPI_Allgather of a negative count",
@@ -462,14 +462,7 @@ void bad_arguments(const Context& context) {
       {"MPI_Reduce with MPI_OP_NULL",
        [&](bool ref) { return CALL(ref, MPI_Reduce, data, data + 32, 4, MPI_INT, MPI_OP_NULL, 0, MPI_COMM_WORLD); }},
   };
-  for (const auto& [what, call] : calls) {
-    int library = 0, through_gddt = 0;
-    MPI_Error_class(call(true), &library);
-    MPI_Error_class(call(false), &through_gddt);
-    expect(library != MPI_SUCCESS && through_gddt == library, what + ": the library says class " +
-                                                                  std::to_string(library) + ", through gddt " +
-                                                                  std::to_string(through_gddt));
-  }
+  trial::expect_library_classes(calls);
   MPI_Type_free(&uncommitted);
 }
 

@@ -76,14 +76,18 @@ void Trial::run(const std::function<int(bool reference, const std::vector<void*>
   }
 }
 
-bool random_type(const p2p::Context& context, int index, Types* types, std::int64_t max_span) {
+bool random_type(const p2p::Context& context, int index, Types* types, const TypeChoice& choice) {
   fuzz::Rng rng(fuzz::type_seed(context.seed, static_cast<std::uint64_t>(index)));
   fuzz::TypeLimits limits;
-  limits.max_span = max_span;
+  limits.max_span = choice.max_span;
   const fuzz::TypeNode node = fuzz::random_type(&rng, limits, 0);
   if (fuzz::contains_named_type(node, MPI_LONG_DOUBLE)) return false;
+  for (MPI_Datatype named : choice.left_out)
+    if (fuzz::contains_named_type(node, named)) return false;
+  // Every child committed; the high half of the mask picks the large-count constructors.
+  const std::uint64_t mask = choice.large_count_constructors ? ~std::uint64_t{0} : 0xffffffffu;
   fuzz::LibraryBoundsMap bounds;
-  if (fuzz::build_datatype(node, ~std::uint64_t{0}, &types->datatype, &bounds) != MPI_SUCCESS) return false;
+  if (fuzz::build_datatype(node, mask, &types->datatype, &bounds) != MPI_SUCCESS) return false;
   MPI_Type_commit(&types->datatype);
   int size = 0;
   MPI_Type_size(types->datatype, &size);
@@ -93,6 +97,17 @@ bool random_type(const p2p::Context& context, int index, Types* types, std::int6
   if (size > 0 && types->extent > 0) return true;
   MPI_Type_free(&types->datatype);
   return false;
+}
+
+void expect_library_classes(const std::vector<ErroneousCall>& calls) {
+  for (const auto& [what, call] : calls) {
+    int library = 0, through_gddt = 0;
+    MPI_Error_class(call(true), &library);
+    MPI_Error_class(call(false), &through_gddt);
+    p2p::expect(library != MPI_SUCCESS && through_gddt == library,
+                what + ": the library says class " + std::to_string(library) + ", through gddt " +
+                    std::to_string(through_gddt));
+  }
 }
 
 long long counter_value(const char* name) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../mpi/fuzz_random.hpp"
@@ -71,11 +72,23 @@ struct Types {
   std::string description;
 };
 
-// The random type `index` of the run (the same on every rank), of a span up to `max_span` bytes,
-// or nothing when it is empty or holds a long double: the 6 padding bytes of a long double are
-// left undefined, the library's typed copies and its pack and unpack treat them each their own way
+// Which random types a suite takes.
+struct TypeChoice {
+  std::int64_t max_span = 16 * 1024;   // bytes between the lowest and highest byte of an element
+  std::vector<MPI_Datatype> left_out;  // named types none of them holds
+  bool large_count_constructors = true;  // some nodes made by MPI-4's _c constructors, where there are
+};
+
+// The random type `index` of the run (the same on every rank), or nothing when it is empty, holds a
+// long double or a type `choice` leaves out: the 6 padding bytes of a long double are left
+// undefined, the library's typed copies and its pack and unpack treat them each their own way
 // (p2p_random_types marks them; here such types are left to it).
-bool random_type(const p2p::Context& context, int index, Types* types, std::int64_t max_span = 16 * 1024);
+bool random_type(const p2p::Context& context, int index, Types* types, const TypeChoice& choice = {});
+
+// Erroneous calls, each made through the library and through gddt (`call(reference)`): the same
+// error class, not MPI_SUCCESS.
+using ErroneousCall = std::pair<std::string, std::function<int(bool reference)>>;
+void expect_library_classes(const std::vector<ErroneousCall>& calls);
 
 // The gddt counter `name` (-1 where gddt is not loaded).
 long long counter_value(const char* name);
