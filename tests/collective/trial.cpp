@@ -6,7 +6,7 @@
 #include <cstring>
 #include <utility>
 
-#include "../mpi/fuzz_type_tree.hpp"
+#include "../mpi/fuzz_reference.hpp"
 
 namespace gddt_test::trial {
 
@@ -82,12 +82,21 @@ bool random_type(const p2p::Context& context, int index, Types* types, const Typ
   limits.max_span = choice.max_span;
   const fuzz::TypeNode node = fuzz::random_type(&rng, limits, 0);
   if (fuzz::contains_named_type(node, MPI_LONG_DOUBLE)) return false;
-  for (MPI_Datatype named : choice.left_out)
-    if (fuzz::contains_named_type(node, named)) return false;
+  static const fuzz::MpiLibrary library = [] {
+    std::string version;
+    return fuzz::detect_mpi_library(&version);
+  }();
+  if (fuzz::reference_unusable(library, node) != nullptr) return false;
   // Every child committed; the high half of the mask picks the large-count constructors.
   const std::uint64_t mask = choice.large_count_constructors ? ~std::uint64_t{0} : 0xffffffffu;
   fuzz::LibraryBoundsMap bounds;
   if (fuzz::build_datatype(node, mask, &types->datatype, &bounds) != MPI_SUCCESS) return false;
+  if (choice.left_out && choice.left_out(node, types->datatype)) {
+    if (node.constructor != fuzz::Constructor::kNamed) MPI_Type_free(&types->datatype);
+    return false;
+  }
+  // A named type comes as its duplicate, which the caller frees like the others.
+  if (node.constructor == fuzz::Constructor::kNamed) MPI_Type_dup(node.named, &types->datatype);
   MPI_Type_commit(&types->datatype);
   int size = 0;
   MPI_Type_size(types->datatype, &size);

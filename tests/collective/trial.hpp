@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../mpi/fuzz_random.hpp"
+#include "../mpi/fuzz_type_tree.hpp"
 #include "../p2p/harness.hpp"
 #include "memory_buffer.hpp"
 
@@ -74,15 +75,17 @@ struct Types {
 
 // Which random types a suite takes.
 struct TypeChoice {
-  std::int64_t max_span = 16 * 1024;   // bytes between the lowest and highest byte of an element
-  std::vector<MPI_Datatype> left_out;  // named types none of them holds
+  std::int64_t max_span = 16 * 1024;  // bytes between the lowest and highest byte of an element
   bool large_count_constructors = true;  // some nodes made by MPI-4's _c constructors, where there are
+  // Types to leave out, by their tree and the datatype built from it (not yet committed).
+  std::function<bool(const fuzz::TypeNode& node, MPI_Datatype datatype)> left_out;
 };
 
-// The random type `index` of the run (the same on every rank), or nothing when it is empty, holds a
-// long double or a type `choice` leaves out: the 6 padding bytes of a long double are left
-// undefined, the library's typed copies and its pack and unpack treat them each their own way
-// (p2p_random_types marks them; here such types are left to it).
+// The random type `index` of the run (the same on every rank; a duplicate where it is a named type,
+// for the caller to free), or nothing when it is empty, holds a long double or a type `choice` leaves
+// out, or the library gets its bytes wrong by itself (fuzz_reference.hpp): the 6 padding bytes of a
+// long double are left undefined, the library's typed copies and its pack and unpack treat them each
+// their own way (p2p_random_types marks them; here such types are left to it).
 bool random_type(const p2p::Context& context, int index, Types* types, const TypeChoice& choice = {});
 
 // Erroneous calls, each made through the library and through gddt (`call(reference)`): the same
