@@ -15,9 +15,9 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -167,11 +167,12 @@ class Files {
 // the shared one to the view's start (Open MPI shares it between the two handles of a file), ranks
 // taking it one by one in rank order.
 int run_method(const Method& method, bool reference, const Io& io) {
-  const bool shared = method.place == Place::kShared || method.place == Place::kOrdered;
-  const int rc = shared ? MPI_File_seek_shared(io.file, 0, MPI_SEEK_SET)
-                 : method.place == Place::kIndividual ? MPI_File_seek(io.file, io.offset, MPI_SEEK_SET)
-                                                      : MPI_SUCCESS;
-  if (rc != MPI_SUCCESS || method.place != Place::kShared) return rc != MPI_SUCCESS ? rc : method.call(reference, io);
+  int rc = MPI_SUCCESS;
+  if (method.place == Place::kIndividual) rc = MPI_File_seek(io.file, io.offset, MPI_SEEK_SET);
+  if (method.place == Place::kShared || method.place == Place::kOrdered)
+    rc = MPI_File_seek_shared(io.file, 0, MPI_SEEK_SET);
+  if (rc != MPI_SUCCESS) return rc;
+  if (method.place != Place::kShared) return method.call(reference, io);
   int rank = 0, size = 0, called = MPI_SUCCESS;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -208,8 +209,9 @@ void run_through_both(const Context& context, Files& files, const Method& method
   if (!method.reads) files.expect_same_bytes(what);
 }
 
-// Every method with `t` under the plain view and under one with holes. Reads take what the first
-// write (explicit offsets) wrote: rank r's elements at r times their size.
+// Every method with `t` under the plain view and under one with holes, in the table's order: each
+// write puts rank r's elements at r times their size in the view (the first one is at explicit
+// offsets), where the reads after it take them.
 void every_method(const Context& context, Files& files, const Types& t, int count, std::uint64_t seed) {
   MPI_Datatype holed, blocks;
   MPI_Type_vector(2, 3, 5, MPI_BYTE, &blocks);
