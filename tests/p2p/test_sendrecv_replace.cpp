@@ -100,7 +100,7 @@ bool moved_by_gddt(MemoryKind memory) {
 // `plain_peer`, odd ranks stand for a process without gddt in the run through gddt too.
 void exchange(const Context& context, const Types& t, int count, Call call, const std::string& name, int dest,
               int source, bool plain_peer, std::uint64_t seed) {
-  const bool nonblocking = call == Call::kNonblocking || call == Call::kNonblockingLarge;
+  [[maybe_unused]] const bool nonblocking = call == Call::kNonblocking || call == Call::kNonblockingLarge;
 #if defined(MPICH_VERSION)
   // There MPICH's own MPI_Isendrecv_replace moves the data, and the bytes it leaves differ from call
   // to call.
