@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 #include "core/counters.hpp"
 #include "core/log.hpp"
@@ -51,6 +53,7 @@ struct StandIn {
   std::int64_t high = 0;
   bool packed = false;
   PackedSegments packed_segments;  // what the library was handed on the packed path
+  counters::Counter moved = counters::Counter::kCollectiveBytes;  // counts the typed bytes moved
   protocol::Staging staging;
   char* origin() const {
     if (packed) return static_cast<char*>(staging.data());
@@ -105,7 +108,7 @@ Status move_packed(const StandIn& stand_in, bool into_packed) {
   };
   const memory::Kind packed_kind = stand_in.staging.kind();
   for (const Piece& piece : stand_in.pieces) {
-    counters::add(counters::Counter::kCollectiveBytes, piece.bytes());
+    counters::add(stand_in.moved, piece.bytes());
     const pack::Window window{piece.layout.get(), piece.count, 0, piece.bytes()};
     char* typed = const_cast<char*>(stand_in.user) + piece.offset;
     char* packed = static_cast<char*>(stand_in.staging.data()) + piece.packed_at;
@@ -137,7 +140,7 @@ Status move_stand_in(const StandIn& stand_in, bool filling) {
   const char* from = filling ? user : stand_in.origin();
   char* to = filling ? stand_in.origin() : user;
   for (const Piece& piece : stand_in.pieces) {
-    counters::add(counters::Counter::kCollectiveBytes, piece.bytes());
+    counters::add(stand_in.moved, piece.bytes());
     const memory::Kind from_kind = filling ? piece.kind : stand_in.staging.kind();
     const memory::Kind to_kind = filling ? stand_in.staging.kind() : piece.kind;
     GDDT_CHECK((filling ? piece.dense() : piece.gapless()) ? copy_span(piece, from, to)
@@ -195,11 +198,12 @@ namespace {
 enum class Verdict { kStaged, kLeft, kRefused };
 
 // Resolves the segments of `argument` and decides whether it needs a stand-in: any piece in device
-// memory, or any piece at all where `host_too` (GDDT_COLLECTIVE_HOST=gddt, GDDT_RMA_HOST=gddt). Under a CUDA-aware library too:
-// collective algorithms copy device buffers with the CPU in places (Open MPI 5.0.11 over UCX: the
-// local block of MPI_Gather's binomial tree and of MPI_Alltoallw, even for MPI_BYTE), so the
-// library gets host memory only. Erroneous arguments are left to the library, which reports them.
-Verdict examine(const Argument& argument, int segments, bool host_too, StandIn* stand_in) {
+// memory, or any piece at all with `host_staged` (GDDT_COLLECTIVE_HOST=gddt, GDDT_RMA_HOST=gddt,
+// GDDT_FILE_HOST=gddt). Under a CUDA-aware library too: collective algorithms copy device buffers
+// with the CPU in places (Open MPI 5.0.11 over UCX: the local block of MPI_Gather's binomial tree
+// and of MPI_Alltoallw, even for MPI_BYTE), and file I/O moves the user's buffer with the CPU, so
+// the library gets host memory only. Erroneous arguments are left to the library, which reports them.
+Verdict examine(const Argument& argument, int segments, bool host_staged, StandIn* stand_in) {
   const char* user = static_cast<const char*>(*argument.address);
   bool device = false;
   for (int i = 0; i < segments; ++i) {
@@ -235,7 +239,7 @@ Verdict examine(const Argument& argument, int segments, bool host_too, StandIn* 
     device = device || piece.kind.type == GDDT_MEMORY_DEVICE;
     stand_in->pieces.push_back(std::move(piece));
   }
-  if (stand_in->pieces.empty() || (!device && !host_too)) return Verdict::kLeft;
+  if (stand_in->pieces.empty() || (!device && !host_staged)) return Verdict::kLeft;
   stand_in->direction = argument.direction;
   stand_in->user = user;
   stand_in->low = stand_in->pieces.front().span_lb();
@@ -272,15 +276,38 @@ Status pack_or_stand_in(const Argument& argument, int segments, StandIn* stand_i
   return stand_in->staging.acquire(&route, -1, stand_in->high - stand_in->low);
 }
 
+// The stand-ins of split collectives from their *_begin to their *_end, by file: MPI allows one
+// split collective at a time on a file.
+struct KeptForEnd {
+  std::mutex mutex;
+  std::unordered_map<std::uint64_t, std::unique_ptr<Staged>> of_file;
+  static std::uint64_t key_of(MPI_File file) {
+    static_assert(sizeof file <= sizeof(std::uint64_t), "a file handle is a key");
+    std::uint64_t key = 0;
+    std::memcpy(&key, &file, sizeof file);
+    return key;
+  }
+};
+
+KeptForEnd& kept_for_end() {
+  static auto* instance = new KeptForEnd;
+  return *instance;
+}
+
 }  // namespace
 
 StandIns::StandIns(MPI_Comm comm, int root, Filled filled)
-    : comm_(comm), root_(root), filled_(filled), host_too_(config::collective_host() == config::CollectiveHost::kGddt) {}
-StandIns::StandIns(MPI_Win win, bool host_too) : win_(win), host_too_(host_too) {}
+    : comm_(comm),
+      root_(root),
+      filled_(filled),
+      host_staged_(config::collective_host() == config::CollectiveHost::kGddt) {}
+StandIns::StandIns(MPI_Win win, bool host_too) : win_(win), host_staged_(host_too) {}
+StandIns::StandIns(MPI_File file) : file_(file), host_staged_(config::file_host() == config::FileHost::kGddt) {}
 StandIns::~StandIns() = default;
 
 int StandIns::raised(Status status) const {
-  return win_ != MPI_WIN_NULL ? raise_on_window(win_, status) : raise(comm_, status);
+  if (win_ != MPI_WIN_NULL) return raise_on_window(win_, status);
+  return file_ != MPI_FILE_NULL ? raise_on_file(file_, status) : raise(comm_, status);
 }
 
 int StandIns::rank() const {
@@ -296,7 +323,8 @@ int StandIns::local_size() const {
 }
 
 int StandIns::make(std::initializer_list<Argument> arguments) {
-  if (comm_ == MPI_COMM_NULL && win_ == MPI_WIN_NULL) return MPI_SUCCESS;  // the library reports it
+  // the library reports it
+  if (comm_ == MPI_COMM_NULL && win_ == MPI_WIN_NULL && file_ == MPI_FILE_NULL) return MPI_SUCCESS;
   auto staged = std::make_unique<Staged>();
   std::vector<const Argument*> replaced;
   bool in_place = false;
@@ -309,18 +337,19 @@ int StandIns::make(std::initializer_list<Argument> arguments) {
     if (!guard::significant(comm_, root_, argument.side)) continue;
     const int segments = guard::datatypes_of(comm_, argument.per);
     StandIn stand_in;
-    switch (examine(argument, segments, host_too_, &stand_in)) {
+    switch (examine(argument, segments, host_staged_, &stand_in)) {
       case Verdict::kLeft:
         continue;
       case Verdict::kRefused:
-        GDDT_LOG(kError, "a datatype too large for gddt's tables on device memory in a collective or one-sided call: "
-                         "refused");
+        GDDT_LOG(kError, "a datatype too large for gddt's tables on device memory in a collective, one-sided or "
+                         "file call: refused");
         return raised(GDDT_ERR_UNSUPPORTED);
       case Verdict::kStaged:
         break;
     }
     const Status acquired = pack_or_stand_in(argument, segments, &stand_in);
     if (is_error(acquired)) return raised(acquired);
+    if (file_ != MPI_FILE_NULL) stand_in.moved = counters::Counter::kFileBytes;
     staged->stand_ins.push_back(std::move(stand_in));
     replaced.push_back(&argument);
   }
@@ -333,7 +362,9 @@ int StandIns::make(std::initializer_list<Argument> arguments) {
     const int rc = raised(staged->start());
     if (rc != MPI_SUCCESS) return rc;
   }
-  counters::add(win_ != MPI_WIN_NULL ? counters::Counter::kRmaStandIns : counters::Counter::kCollectiveStandIns,
+  counters::add(win_ != MPI_WIN_NULL    ? counters::Counter::kRmaStandIns
+                : file_ != MPI_FILE_NULL ? counters::Counter::kFileStandIns
+                                         : counters::Counter::kCollectiveStandIns,
                 static_cast<std::int64_t>(staged->stand_ins.size()));
   for (std::size_t i = 0; i < replaced.size(); ++i) *replaced[i]->address = staged->stand_ins[i].origin();
   staged_ = std::move(staged);
@@ -352,11 +383,32 @@ int StandIns::track(int rc, const MPI_Request* request) {
   auto operation = std::make_unique<protocol::Operation>();
   operation->kind = protocol::Operation::Kind::kCollective;
   operation->comm = comm_;
+  operation->file = file_;
   operation->persistent = filled_ == Filled::kAtStart;
   operation->active = !operation->persistent;
   operation->collective = std::move(staged_);
   protocol::requests::add(*request, std::move(operation));
   return MPI_SUCCESS;
+}
+
+int StandIns::keep_until_end(int rc) {
+  if (!staged_ || rc != MPI_SUCCESS) return rc;
+  KeptForEnd& kept = kept_for_end();
+  std::lock_guard<std::mutex> lock(kept.mutex);
+  kept.of_file[KeptForEnd::key_of(file_)] = std::move(staged_);
+  return MPI_SUCCESS;
+}
+
+void StandIns::resume(const void** address) {
+  KeptForEnd& kept = kept_for_end();
+  {
+    std::lock_guard<std::mutex> lock(kept.mutex);
+    auto found = kept.of_file.find(KeptForEnd::key_of(file_));
+    if (found == kept.of_file.end()) return;
+    staged_ = std::move(found->second);
+    kept.of_file.erase(found);
+  }
+  *address = staged_->stand_ins.front().origin();
 }
 
 }  // namespace gddt::mpi::collective

@@ -35,6 +35,8 @@ SIDE = {None: "kAny", "root": "kRoot", "leaf": "kLeaf"}
 # (+name: in extents of the datatype, in bytes where the datatype is per segment).
 STAGED_BUFFER = re.compile(r"^(in|out|inout)\s+(\w+):(\w+)(?:\[(peer|in|out|rank|sum)\])?\*(\w+)(?:\[(peer|in|out)\])?"
                            r"(?:/(peer|in|out)|\+(\w+))?(?:@(root|leaf))?$")
+# The buffer of the *_end of a split collective file call: the one its *_begin staged.
+BEGUN_BUFFER = re.compile(r"^(in|out|inout)\s+(\w+):begin$")
 DIRECTIONS = {"in": "kIn", "out": "kOut", "inout": "kInOut"}
 # The handle on whose error handler a refusal is raised, by parameter type.
 TARGETS = {"MPI_Comm": "on_comm", "MPI_File": "on_file"}
@@ -48,6 +50,7 @@ class Row:
         self.parameters = parameters  # list of (declaration, name), None for forward rows
         self.buffers = buffers  # (buffer, datatype, per, side) each
         self.staged = []  # staged rows: STAGED_BUFFER's groups for each buffer
+        self.resumed = None  # the *_end of a split collective: its buffer parameter (BEGUN_BUFFER)
         self.listed = listed  # the buffers as the table writes them
         self.made = None  # made rows: the parameter that returns the new datatype
 
@@ -107,8 +110,14 @@ def read_table():
         params = None if parameters is None else split_parameters(parameters, where)
         if kind == "made" and f"MPI_Datatype *{made}" not in [d for d, _ in params]:
             fail(f"{where}: a made row names its `MPI_Datatype *` parameter after `|`")
-        specs, staged = [], []
+        specs, staged, resumed = [], [], None
         for spec in (s.strip() for s in (buffers or "").split(",") if s.strip()):
+            begun = BEGUN_BUFFER.match(spec) if kind == "staged" else None
+            if begun:
+                if begun.group(2) not in {n for _, n in params} or staged or resumed:
+                    fail(f"{where}: '{spec}' is not the one buffer parameter of a split collective's end")
+                resumed = begun.group(2)
+                continue
             if kind == "staged":
                 b = STAGED_BUFFER.match(spec)
                 named = b and {b.group(2), b.group(3), b.group(5)} | ({b.group(8)} if b.group(8) else set())
@@ -125,6 +134,9 @@ def read_table():
         row = Row(kind, name, params, specs, made or buffers or "", flag)
         row.staged = staged
         row.made = made
+        row.resumed = resumed
+        if resumed and staged:
+            fail(f"{where}: a split collective's end has only the buffer its begin staged")
         rows.append(row)
     return rows
 
@@ -172,8 +184,10 @@ def staged_rewrite(spec):
             f"{' '.join(sets)} return true; }}")
 
 
-def staged_argument(spec, reduces):
-    """One collective::Argument of a staged row's buffer; a call that reduces has no packed path."""
+def staged_argument(spec, packable):
+    """One collective::Argument of a staged row's buffer; only calls that move data without reducing
+    it, and are not file calls (the library's datatype engine meets the file view there), have a
+    packed path."""
     direction, buffer, count, count_per, datatype, type_per, blocks, displs, side = spec
     per = next((p for p in (count_per, type_per, blocks) if p in ("peer", "in", "out")), None)
     if count_per in ("peer", "in", "out"):
@@ -188,35 +202,50 @@ def staged_argument(spec, reduces):
     displacement = f"i * std::int64_t{{{count}}}" if blocks else f"{displs}[i]" if displs else "0"
     segment = (f"[&](int i) {{ (void)i; return Segment{{std::int64_t{{{count}}}, {datatype}, "
                f"std::int64_t{{{displacement}}}, Segment::{unit}}}; }}")
-    rewrite = "" if reduces else f",\n       {staged_rewrite(spec)}"
+    rewrite = f",\n       {staged_rewrite(spec)}" if packable else ""
     return (f"      {{Direction::{DIRECTIONS[direction]}, &{buffer}, Per::{PER[per]}, Side::{SIDE[side]},\n"
             f"       {segment}{rewrite}}},")
 
 
+def file_handle(row):
+    """The MPI_File parameter of a file call's row, or None."""
+    return next((n for d, n in row.parameters or [] if d.split()[0] == "MPI_File"), None)
+
+
 def blocks(row):
     """Whether a row's function may wait for another process: blocking rows, intercepted rows that say
-    so, and staged collectives that return no request."""
+    so, and staged collectives and file calls that return no request."""
     names = {n for _, n in row.parameters or []}
     return (row.kind == "blocking" or row.blocking or
-            (row.kind == "staged" and "request" not in names and "comm" in names))
+            (row.kind == "staged" and "request" not in names and ("comm" in names or file_handle(row) is not None)))
 
 
 def staged_shim(row, forward):
     names = {n for _, n in row.parameters}
-    comm = "comm" if "comm" in names else "MPI_COMM_SELF"
-    root = "root" if "root" in names else "guard::kNotRooted"
-    persistent = row.name.endswith("_init") or row.name.endswith("_init_c")
-    filled = ", gddt::mpi::collective::StandIns::Filled::kAtStart" if persistent else ""
+    file = file_handle(row)
     body = [f"  if (gddt::mpi::stepped_aside()) return {forward};"]
     if blocks(row):
         body.append("  const gddt::mpi::BlockingCall blocking;")
-    body += [f"  gddt::mpi::collective::StandIns stand_ins({comm}, {root}{filled});",
-             "  const int made = stand_ins.make({",
-             *[staged_argument(spec, "op" in names) for spec in row.staged],
-             "  });",
-             "  if (made != MPI_SUCCESS) return made;"]
+    if file:
+        body.append(f"  gddt::mpi::collective::StandIns stand_ins({file});")
+    else:
+        comm = "comm" if "comm" in names else "MPI_COMM_SELF"
+        root = "root" if "root" in names else "guard::kNotRooted"
+        persistent = row.name.endswith("_init") or row.name.endswith("_init_c")
+        filled = ", gddt::mpi::collective::StandIns::Filled::kAtStart" if persistent else ""
+        body.append(f"  gddt::mpi::collective::StandIns stand_ins({comm}, {root}{filled});")
+    if row.resumed:
+        body.append(f"  stand_ins.resume(&{row.resumed});")
+    else:
+        packable = "op" not in names and not file
+        body += ["  const int made = stand_ins.make({",
+                 *[staged_argument(spec, packable) for spec in row.staged],
+                 "  });",
+                 "  if (made != MPI_SUCCESS) return made;"]
     if "request" in names:
         body.append(f"  return stand_ins.track({forward}, request);")
+    elif re.search(r"_begin(_c)?$", row.name):
+        body.append(f"  return stand_ins.keep_until_end({forward});")
     else:
         body.append(f"  return stand_ins.finish({forward});")
     return body
@@ -302,9 +331,10 @@ FORTRAN_LAYERS = {  # name of a function's Fortran symbol, and its aliases
 }
 FORTRAN_LAYER_ENUMS = {None: "kNone", "open_mpi": "kOpenMpi", "mpich_f08": "kMpichF08"}  # fortran::Layer
 FORTRAN_HANDLES = {"MPI_Datatype": "Type", "MPI_Comm": "Comm", "MPI_Request": "Request", "MPI_Message": "Message",
-                   "MPI_Op": "Op", "MPI_Info": "Info", "MPI_Win": "Win", "MPI_Group": "Group"}
+                   "MPI_Op": "Op", "MPI_Info": "Info", "MPI_Win": "Win", "MPI_Group": "Group", "MPI_File": "File",
+                   "MPIO_Request": "Request"}
 FORTRAN_NULLS = {"MPI_Datatype": "MPI_DATATYPE_NULL", "MPI_Comm": "MPI_COMM_NULL", "MPI_Request": "MPI_REQUEST_NULL",
-                 "MPI_Message": "MPI_MESSAGE_NULL", "MPI_Win": "MPI_WIN_NULL"}
+                 "MPI_Message": "MPI_MESSAGE_NULL", "MPI_Win": "MPI_WIN_NULL", "MPIO_Request": "MPI_REQUEST_NULL"}
 # Their handle argument is only written: the message of matched probes, the window of window constructors.
 FORTRAN_OUT_HANDLES = {"MPI_Mprobe", "MPI_Improbe", "MPI_Win_create", "MPI_Win_create_c", "MPI_Win_allocate",
                        "MPI_Win_allocate_c", "MPI_Win_allocate_shared", "MPI_Win_allocate_shared_c",
@@ -370,8 +400,8 @@ def fortran_conversion(row):
         elif base == "int":
             params.append(f"MPI_Fint* {name}")
             args.append(f"static_cast<int>(*{name})")
-        elif base == "MPI_Aint":
-            params.append(f"MPI_Aint* {name}")
+        elif base in ("MPI_Aint", "MPI_Offset"):
+            params.append(f"{base}* {name}")
             args.append(name if pointer else f"*{name}")
         elif base == "MPI_Status":
             params.append(f"MPI_Fint* {name}")

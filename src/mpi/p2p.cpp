@@ -85,13 +85,14 @@ Status check_envelope(const Call& call, MPI_Comm comm) {
   return call.peer < 0 || call.peer >= size ? GDDT_ERR_RANK : GDDT_OK;
 }
 
-// The MPI error class of an operation's outcome, raised on its communicator (or window) unless it
-// was before.
+// The MPI error class of an operation's outcome, raised on its communicator (its window's or its
+// file's, for a one-sided or file call's) unless it was before.
 int report(const Operation& operation, const protocol::Outcome& outcome) {
   if (outcome.library_error != MPI_SUCCESS) return outcome.library_error;
   if (outcome.reported) return error_class(outcome.status);
-  return operation.win != MPI_WIN_NULL ? raise_on_window(operation.win, outcome.status)
-                                       : raise(operation.comm, outcome.status);
+  if (operation.win != MPI_WIN_NULL) return raise_on_window(operation.win, outcome.status);
+  return operation.file != MPI_FILE_NULL ? raise_on_file(operation.file, outcome.status)
+                                         : raise(operation.comm, outcome.status);
 }
 
 // The status of a receive that resolved a marker of the peer protocol counts the bytes it stood for.
@@ -640,17 +641,37 @@ int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest
   return exchange(out, in, dest, sendtag, source, recvtag, comm, status);
 }
 
+namespace {
+
+// Whether `count` elements of `datatype` at `buf` lie in device memory, which the library's
+// MPI_(I)sendrecv_replace must never get: it copies the send data aside with the CPU (Open MPI, a
+// CUDA-aware one too, even for MPI_INT).
+bool replaced_on_device(const void* buf, int count, MPI_Datatype datatype) {
+  if (count <= 0 || !gpu::available() || datatype == MPI_DATATYPE_NULL || type::is_freed(datatype)) return false;
+  MPI_Aint true_lb = 0, true_extent = 0;
+  memory::Kind kind;
+  return PMPI_Type_get_true_extent(datatype, &true_lb, &true_extent) == MPI_SUCCESS &&
+         classify_typed(datatype, static_cast<const char*>(buf) + true_lb, &kind) == GDDT_OK &&
+         kind.type == GDDT_MEMORY_DEVICE;
+}
+
+}  // namespace
+
+// Device data is sent from a host copy (the send side as the library's own MPI_Sendrecv_replace
+// would copy it aside, `cpu_copied`), so that the call becomes an MPI_Sendrecv into the user's
+// buffer, received by gddt's machinery like any receive; a side with no peer leaves the other alone
+// in the buffer. Host data with nothing staged is the library's own call.
 int sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
                      MPI_Comm comm, MPI_Status* status) {
   const BlockingCall blocking;
   Side out, in;
-  int rc = prepare_send(false, buf, count, datatype, dest, sendtag, comm, &out);
+  int rc = prepare_send(true, buf, count, datatype, dest, sendtag, comm, &out);
   if (rc == MPI_SUCCESS) rc = prepare(Call{Operation::Kind::kReceive}, buf, count, datatype, source, comm, &in);
   if (rc != MPI_SUCCESS) return rc;
-  if (!out.operation && !in.operation)  // both sides are the same bytes, as the library sees them
+  if (!out.operation && !in.operation && !replaced_on_device(buf, count, datatype))
     return PMPI_Sendrecv_replace(out.buffer, out.count, out.datatype, dest, sendtag, source, recvtag, comm, status);
-  // One side is staged, so the two buffers the library sees differ and a plain Sendrecv serves; the
-  // unpack into `buf` comes after the send has read it.
+  // The two buffers the library sees differ, or one of them moves nothing; the unpack into `buf`
+  // comes after the send has read it.
   return exchange(out, in, dest, sendtag, source, recvtag, comm, status);
 }
 
@@ -691,7 +712,7 @@ int isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int
   if (rc == MPI_SUCCESS)
     rc = prepare(Call{Operation::Kind::kReceive, false, true}, buf, count, datatype, source, comm, &in);
   if (rc != MPI_SUCCESS) return rc;
-  if (!out.operation && !in.operation)  // both sides are the same bytes, as the library sees them
+  if (!out.operation && !in.operation && !replaced_on_device(buf, count, datatype))
     return PMPI_Isendrecv_replace(out.buffer, out.count, out.datatype, dest, sendtag, source, recvtag, comm, request);
   // As in sendrecv_replace: the unpack into `buf` comes once the request has completed.
   rc = PMPI_Isendrecv(out.buffer, out.count, out.datatype, dest, sendtag, in.buffer, in.count, in.datatype, source,

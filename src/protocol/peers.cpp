@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -181,6 +182,38 @@ std::string node_table_name() {
   }
   return "/gddt-peers-v" + std::to_string(kProtocolVersion) + "-" + std::to_string(getuid()) + "-" +
          std::to_string(parent) + "-" + started;
+}
+
+// Opens this job's node table, `name`: made here (mode 0600 whatever the umask) where no process of
+// the job made it yet, else the one another made, trusted only if it is this user's own: a regular
+// shared memory object of this user, of mode 0600, empty or of the table's size. Its name can be
+// guessed, and another user who made it first could feed the job CUDA IPC handles and markers.
+// -1 where it is not trusted or cannot be had; the peer protocol then stays off for the node (no
+// process of the job registers in a table it refuses, so none finds every process registered).
+int open_node_table(const std::string& name) {
+  int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd >= 0 && fchmod(fd, 0600) == 0) return fd;
+  if (fd >= 0 || errno != EEXIST) {
+    GDDT_LOG(kInfo, "peer protocol off: the node table %s cannot be made (%s)", name.c_str(), std::strerror(errno));
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  fd = shm_open(name.c_str(), O_RDWR, 0);
+  struct stat st {};
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    GDDT_LOG(kWarn, "peer protocol off: the node table %s exists and cannot be opened (%s)", name.c_str(),
+             std::strerror(errno));
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  if (S_ISREG(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 07777) == 0600 &&
+      (st.st_size == 0 || st.st_size == static_cast<off_t>(sizeof(NodeTable))))
+    return fd;
+  GDDT_LOG(kWarn, "peer protocol off: the node table %s is not this user's own (owner %d, mode %04o, %lld bytes)",
+           name.c_str(), static_cast<int>(st.st_uid), static_cast<unsigned>(st.st_mode & 07777),
+           static_cast<long long>(st.st_size));
+  close(fd);
+  return -1;
 }
 
 // A receive can tell a marker only by its status: where MPI_Isendrecv's status is empty (MPICH 4.0),
@@ -1412,7 +1445,7 @@ void before_init() {
   n.local_size = launcher_local_size();
   if (n.local_size <= 0 || n.local_size > kMostLocal) return;
   n.name = node_table_name();
-  const int fd = shm_open(n.name.c_str(), O_CREAT | O_RDWR, 0600);
+  const int fd = open_node_table(n.name);
   if (fd < 0) return;
   struct stat st {};
   if (fstat(fd, &st) == 0 && st.st_size < static_cast<off_t>(sizeof(NodeTable))) {

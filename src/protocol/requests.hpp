@@ -28,8 +28,9 @@ struct Outcome {
   bool reported = false;
 };
 
-// What a collective leaves to its request (mpi/collective.hpp): filling its host stand-ins at
-// each MPI_Start of a persistent call, copying the results out of them at completion.
+// What a collective or a nonblocking file read or write leaves to its request (mpi/collective.hpp):
+// filling its host stand-ins at each MPI_Start of a persistent call, copying the results out of
+// them at completion.
 class CollectiveWork {
  public:
   virtual ~CollectiveWork() = default;
@@ -81,6 +82,7 @@ struct Operation {
   Staging staging;                // what the MPI library really sends or receives
   MPI_Comm comm = MPI_COMM_NULL;  // whose error handler hears of a failure at completion
   MPI_Win win = MPI_WIN_NULL;     // instead of `comm`, for request-based one-sided calls
+  MPI_File file = MPI_FILE_NULL;  // a file call's: its file's handler hears of it instead
   // Receives: whether the legacy default stream was found idle when the receive was posted.
   pack::Ordering ordering = pack::Ordering::kCheckLegacyStream;
   // The send half of an MPI_Isendrecv whose receive half this is: its staging lives until the one

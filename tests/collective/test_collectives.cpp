@@ -18,146 +18,19 @@
 #include <string>
 #include <vector>
 
-#include "../mpi/fuzz_random.hpp"
-#include "../mpi/fuzz_type_tree.hpp"
-#include "../p2p/harness.hpp"
-#include "memory_buffer.hpp"
 #include "mpi/entry_points.hpp"
+#include "trial.hpp"
 
 namespace gddt_test::collective {
 namespace {
 
 using p2p::Context;
 using p2p::expect;
-using Bytes = std::vector<unsigned char>;
+using trial::Segment;
+using trial::Trial;
+using trial::Types;
 
 constexpr int kDefaultTypes = 16;
-constexpr std::int64_t kMargin = 64;
-
-// One run of elements of a buffer: `count` elements of `datatype`, `displacement` bytes from the
-// buffer pointer.
-struct Segment {
-  int count;
-  MPI_Datatype datatype;
-  std::int64_t displacement;
-};
-
-// The bytes [low, high) relative to the buffer pointer that the segments touch, as the library's
-// true bounds say.
-void touched(const std::vector<Segment>& segments, std::int64_t* low, std::int64_t* high) {
-  *low = 0;
-  *high = 0;
-  bool first = true;
-  for (const Segment& s : segments) {
-    int size = 0;
-    MPI_Type_size(s.datatype, &size);
-    if (s.count == 0 || size == 0) continue;
-    MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-    MPI_Type_get_extent(s.datatype, &lb, &extent);
-    MPI_Type_get_true_extent(s.datatype, &true_lb, &true_extent);
-    const std::int64_t repeat = static_cast<std::int64_t>(s.count - 1) * extent;
-    const std::int64_t l = s.displacement + std::min<std::int64_t>(true_lb, true_lb + repeat);
-    const std::int64_t h =
-        s.displacement + std::max<std::int64_t>(true_lb + true_extent, true_lb + true_extent + repeat);
-    *low = first ? l : std::min(*low, l);
-    *high = first ? h : std::max(*high, h);
-    first = false;
-  }
-}
-
-// One collective call, run through gddt on buffers of the run's memory kind and through the
-// library alone on host copies, then compared byte for byte.
-class Trial {
- public:
-  Trial(const Context& context, std::string what, std::uint64_t seed)
-      : context_(context), what_(std::move(what)), rng_(seed) {}
-
-  // A buffer holding `segments`, filled with random bytes (ints below 1000 with `small_ints`, for
-  // reductions that must not overflow); returns its index.
-  int add(const std::vector<Segment>& segments, bool small_ints = false) {
-    std::int64_t low = 0, high = 0;
-    touched(segments, &low, &high);
-    Image image;
-    image.origin = kMargin - low;
-    image.initial.resize(static_cast<std::size_t>(high - low + 2 * kMargin));
-    for (std::size_t i = 0; i + 4 <= image.initial.size(); i += 4) {
-      const auto word = static_cast<std::uint32_t>(small_ints ? rng_.between(0, 999) : rng_.next());
-      std::memcpy(image.initial.data() + i, &word, 4);
-    }
-    images_.push_back(std::move(image));
-    return static_cast<int>(images_.size()) - 1;
-  }
-
-  // Runs `call` (given whether it is the library's reference run, and the buffer pointers) both
-  // ways and compares every buffer. `call` returns the MPI result, which must be MPI_SUCCESS.
-  void run(const std::function<int(bool reference, const std::vector<void*>& buffers)>& call) {
-    std::vector<gddt_test::Buffer> device;
-    std::vector<void*> pointers;
-    for (const Image& image : images_) {
-      device.emplace_back(context_.memory, image.initial.size());
-      device.back().upload(image.initial.data(), image.initial.size());
-      pointers.push_back(device.back().data() + image.origin);
-    }
-    int rc = call(false, pointers);
-    expect(rc == MPI_SUCCESS, what_ + ": through gddt returned " + std::to_string(rc));
-    std::vector<Bytes> reference;
-    pointers.clear();
-    for (const Image& image : images_) reference.push_back(image.initial);
-    for (std::size_t i = 0; i < images_.size(); ++i) pointers.push_back(reference[i].data() + images_[i].origin);
-    rc = call(true, pointers);
-    expect(rc == MPI_SUCCESS, what_ + ": through the library returned " + std::to_string(rc));
-    for (std::size_t i = 0; i < images_.size(); ++i) {
-      const Bytes got = device[i].download();
-      const auto mismatch = std::mismatch(got.begin(), got.end(), reference[i].begin());
-      expect(mismatch.first == got.end(),
-             what_ + ": buffer " + std::to_string(i) + " differs from the library's result at byte " +
-                 std::to_string(mismatch.first - got.begin() - images_[i].origin) + " from the buffer pointer");
-    }
-  }
-
- private:
-  struct Image {
-    std::int64_t origin = 0;  // of the buffer pointer in the image
-    Bytes initial;
-  };
-  const Context& context_;
-  std::string what_;
-  fuzz::Rng rng_;
-  std::vector<Image> images_;
-};
-
-// The same function through gddt or, for the reference run, the library alone.
-#define CALL(reference, name, ...) ((reference) ? P##name(__VA_ARGS__) : name(__VA_ARGS__))
-
-struct Types {
-  MPI_Datatype datatype = MPI_DATATYPE_NULL;
-  std::int64_t extent = 0;
-  std::string description;
-};
-
-// The random type `index` of the run (the same on every rank), or nothing when it is empty or
-// holds a long double.
-bool random_type(const Context& context, int index, Types* types) {
-  fuzz::Rng rng(fuzz::type_seed(context.seed, static_cast<std::uint64_t>(index)));
-  fuzz::TypeLimits limits;
-  limits.max_span = 16 * 1024;
-  const fuzz::TypeNode node = fuzz::random_type(&rng, limits, 0);
-  // The 6 padding bytes of a long double are left undefined: the library's typed copies and its
-  // pack and unpack treat them each their own way (p2p_random_types marks them; here such types
-  // are left to it).
-  if (fuzz::contains_named_type(node, MPI_LONG_DOUBLE)) return false;
-  fuzz::LibraryBoundsMap bounds;
-  if (fuzz::build_datatype(node, ~std::uint64_t{0}, &types->datatype, &bounds) != MPI_SUCCESS) return false;
-  MPI_Type_commit(&types->datatype);
-  int size = 0;
-  MPI_Type_size(types->datatype, &size);
-  MPI_Aint lb = 0;
-  MPI_Type_get_extent(types->datatype, &lb, &types->extent);
-  types->description = "type " + std::to_string(index) + " " + fuzz::describe(node);
-  if (size > 0 && types->extent > 0) return true;
-  MPI_Type_free(&types->datatype);
-  return false;
-}
 
 // Segments of `counts[i]` elements per peer, peer i's starting one extent past peer i-1's end (a gap
 // of one element between peers); `bytes` gives displacements in bytes, else in extents.
@@ -579,7 +452,7 @@ void bad_arguments(const Context& context) {
   int* data = reinterpret_cast<int*>(buffer.data());
   MPI_Datatype uncommitted;
   MPI_Type_vector(2, 1, 2, MPI_INT, &uncommitted);
-  const std::vector<std::pair<std::string, std::function<int(bool)>>> calls = {
+  const std::vector<trial::ErroneousCall> calls = {
       {"MPI_Bcast to a root past the group",
        [&](bool ref) { return CALL(ref, MPI_Bcast, data, 4, MPI_INT, context.size, MPI_COMM_WORLD); }},
       {"MPI_Allgather of a negative count",
@@ -589,7 +462,7 @@ void bad_arguments(const Context& context) {
       {"MPI_Reduce with MPI_OP_NULL",
        [&](bool ref) { return CALL(ref, MPI_Reduce, data, data + 32, 4, MPI_INT, MPI_OP_NULL, 0, MPI_COMM_WORLD); }},
   };
-  for (const auto& [what, call] : calls) p2p::expect_library_class(what, call);
+  trial::expect_library_classes(calls);
   MPI_Type_free(&uncommitted);
 }
 
@@ -599,6 +472,8 @@ void bad_arguments(const Context& context) {
 int main(int argc, char** argv) {
   using namespace gddt_test::collective;
   using gddt_test::p2p::Context;
+  using gddt_test::trial::counter_value;
+  using gddt_test::trial::random_type;
   gddt_test::p2p::Suite suite(&argc, &argv, "collectives");
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm ring = MPI_COMM_NULL;

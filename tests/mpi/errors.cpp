@@ -6,9 +6,7 @@
 // same class).
 #include <gtest/gtest.h>
 #include <mpi.h>
-#include <unistd.h>
 
-#include <cstdio>
 
 #include <cstring>
 #include <functional>
@@ -16,41 +14,17 @@
 #include <utility>
 #include <vector>
 
+#include "error_handling.hpp"
 #include "gddt/gddt_mpi.h"
 #include "mpi/entry_points.hpp"
 
 namespace {
 
-enum class Handling { kErrorsReturn, kCustomHandler };
-
-// What the custom handler saw.
-int handler_calls = 0;
-int handler_class = MPI_SUCCESS;
-
-void record_error(MPI_Comm*, int* code, ...) {
-  ++handler_calls;
-  MPI_Error_class(*code, &handler_class);
-}
-
-std::string class_name(int error_class) {
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  MPI_Error_string(error_class, text, &length);
-  return std::to_string(error_class) + " (" + std::string(text, static_cast<size_t>(length)) + ")";
-}
-
 class PackErrors : public testing::TestWithParam<Handling> {
  protected:
   void SetUp() override {
     MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
-    if (GetParam() == Handling::kErrorsReturn) {
-      MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
-    } else {
-      MPI_Errhandler handler;
-      MPI_Comm_create_errhandler(record_error, &handler);
-      MPI_Comm_set_errhandler(comm_, handler);
-      MPI_Errhandler_free(&handler);
-    }
+    handle_errors(GetParam(), comm_, MPI_Comm_create_errhandler, MPI_Comm_set_errhandler, record_error);
     handler_calls = 0;
     handler_class = MPI_SUCCESS;
     // Four ints, every other one: 16 packed bytes from a 28-byte extent; two elements fit.
@@ -391,48 +365,8 @@ TEST(CompletionErrors, NullArraysWhileAReceiveIsAlive) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
-// File calls do not move device data through gddt yet: a buffer declared device memory (by the
-// datatype's gddt memory attribute, so this runs without a GPU) described by a derived datatype is
-// refused before the library, which would pack it with the CPU, sees it. (One-sided calls move it:
-// tests/onesided.)
-TEST_P(PointToPointErrors, FileCallsRefuseDeviceDatatypes) {
-  MPI_Datatype on_device;
-  MPI_Type_contiguous(2, MPI_INT, &on_device);
-  MPI_Type_set_attr(on_device, gddt_memory_keyval(), GDDT_MEMORY_ATTRIBUTE(GDDT_MEMORY_DEVICE, 0));
-  MPI_Type_commit(&on_device);
-  std::vector<int> in(4, 1), out(4, 0);
-  char path[64];
-  std::snprintf(path, sizeof path, "/tmp/gddt-errors-%d.dat", static_cast<int>(getpid()));
-  MPI_File file;
-  ASSERT_EQ(MPI_File_open(comm_, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
-                          &file),
-            MPI_SUCCESS);
-  MPI_File_set_errhandler(file, MPI_ERRORS_RETURN);
-  EXPECT_EQ(MPI_File_write(file, in.data(), 1, on_device, MPI_STATUS_IGNORE), MPI_ERR_UNSUPPORTED_OPERATION);
-  EXPECT_EQ(MPI_File_write(file, in.data(), 2, MPI_INT, MPI_STATUS_IGNORE), MPI_SUCCESS);
-  MPI_File_close(&file);
-  // Host data of the same shape goes to the library as before.
-  MPI_Datatype on_host;
-  MPI_Type_contiguous(2, MPI_INT, &on_host);
-  MPI_Type_commit(&on_host);
-  EXPECT_EQ(MPI_Allgather(in.data(), 1, on_host, out.data(), 1, on_host, comm_), MPI_SUCCESS);
-  EXPECT_EQ(out[0], 1);
-  EXPECT_EQ(MPI_Bcast(in.data(), 1, on_host, 0, comm_), MPI_SUCCESS);
-  EXPECT_EQ(handler_calls, 0);
-  MPI_Type_free(&on_host);
-  MPI_Type_free(&on_device);
-}
-
-INSTANTIATE_TEST_SUITE_P(Handlings, PackErrors,
-                         testing::Values(Handling::kErrorsReturn, Handling::kCustomHandler),
-                         [](const testing::TestParamInfo<Handling>& info) {
-                           return info.param == Handling::kErrorsReturn ? "ErrorsReturn" : "CustomHandler";
-                         });
-INSTANTIATE_TEST_SUITE_P(Handlings, PointToPointErrors,
-                         testing::Values(Handling::kErrorsReturn, Handling::kCustomHandler),
-                         [](const testing::TestParamInfo<Handling>& info) {
-                           return info.param == Handling::kErrorsReturn ? "ErrorsReturn" : "CustomHandler";
-                         });
+INSTANTIATE_TEST_SUITE_P(Handlings, PackErrors, kHandlings, handling_name);
+INSTANTIATE_TEST_SUITE_P(Handlings, PointToPointErrors, kHandlings, handling_name);
 
 // The window API returns statuses and raises nothing.
 class WindowErrors : public testing::Test {
@@ -494,10 +428,4 @@ TEST_F(WindowErrors, NullBuffers) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  testing::InitGoogleTest(&argc, argv);
-  const int failed = RUN_ALL_TESTS();
-  MPI_Finalize();
-  return failed;
-}
+int main(int argc, char** argv) { return run_with_mpi(argc, argv); }

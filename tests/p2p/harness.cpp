@@ -162,7 +162,7 @@ void poll_until(const std::function<bool()>& done, const std::string& what, doub
   }
 }
 
-Suite::Suite(int* argc, char*** argv, const char* program, int thread_level) : program_(program) {
+Suite::Suite(int* argc, char*** argv, const char* program, int thread_level, int fewest_ranks) : program_(program) {
   MPI_Init_thread(argc, argv, thread_level, &base_.thread_level);
   MPI_Comm_rank(MPI_COMM_WORLD, &base_.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &base_.size);
@@ -191,7 +191,8 @@ Suite::Suite(int* argc, char*** argv, const char* program, int thread_level) : p
   if (!parse_memory(memory_text, &base_.memory_by_rank)) {
     usage_error(base_.rank, program_, "unknown memory kind '" + memory_text + "'");
   }
-  if (base_.size < 2) usage_error(base_.rank, program_, "needs at least 2 ranks");
+  if (base_.size < fewest_ranks)
+    usage_error(base_.rank, program_, "needs at least " + std::to_string(fewest_ranks) + " ranks");
   base_.memory = base_.memory_of(base_.rank);
   current_case().rank = base_.rank;
   current_case().run_seed = run_seed;

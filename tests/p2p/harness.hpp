@@ -44,7 +44,8 @@ class Suite {
   //   --messages N    work size for tests that take one
   //   --only TEXT     run only the cases whose name contains TEXT
   //   --require-gddt  fail unless gddt is loaded in the process
-  Suite(int* argc, char*** argv, const char* program, int thread_level = MPI_THREAD_SINGLE);
+  // Fewer ranks than `fewest_ranks` is a usage error.
+  Suite(int* argc, char*** argv, const char* program, int thread_level = MPI_THREAD_SINGLE, int fewest_ranks = 2);
   ~Suite();  // finalizes MPI: declare objects holding MPI handles after the Suite
   Suite(const Suite&) = delete;
   Suite& operator=(const Suite&) = delete;
