@@ -10,7 +10,6 @@
 #include <chrono>
 #include <climits>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -28,6 +27,7 @@
 #include "core/log.hpp"
 #include "protocol/cuda_awareness.hpp"
 #include "protocol/lending.hpp"
+#include "protocol/node_identity.hpp"
 #include "pack/engine.hpp"
 #include "type/wire.hpp"
 
@@ -149,15 +149,6 @@ void give_lent_slot(int slot) {
 // counts in an int.
 std::int64_t own_staged_part() {
   return static_cast<std::int64_t>(std::min<std::uint64_t>(config::staging_chunk(), INT_MAX));
-}
-
-// The number of processes the launcher started on this node; 0 when it does not say.
-int launcher_local_size() {
-  for (const char* variable : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMI_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"}) {
-    const char* value = std::getenv(variable);
-    if (value != nullptr && std::atoi(value) > 0) return std::atoi(value);
-  }
-  return 0;
 }
 
 // The version of the protocol's messages (the header's layout and what each plane does): processes
@@ -1404,9 +1395,10 @@ Status resolve_lent(Operation& operation, const Header& header, const std::vecto
 void before_init() {
   if (!protocol_wanted()) return;
   Node& n = node();
-  n.local_size = launcher_local_size();
+  const node_identity::Identity identity = node_identity::identity();
+  n.local_size = identity.local_size;
   if (n.local_size <= 0 || n.local_size > kMostLocal) return;
-  n.name = node_table_name();
+  n.name = node_table_name() + identity.table_suffix;
   const int fd = shm_open(n.name.c_str(), O_CREAT | O_RDWR, 0600);
   if (fd < 0) return;
   struct stat st {};
