@@ -273,6 +273,7 @@ void agree(MPI_Comm comm) {
   std::unique_lock<std::shared_mutex> lock(all.mutex);
   all.of_comm[key_of(comm)] = std::move(channel);
   detail::active.store(true, std::memory_order_relaxed);
+  counters::add(counters::Counter::kPeerAgreedComms, 1);
 }
 
 // --- events that order a receiver's read after the sender's pack ---
@@ -620,6 +621,7 @@ Status mapping_of(const Header& header, int device, void** base) {
     }
   }
   GDDT_CHECK(gpu::ipc_open(header.handle, device, base));
+  counters::add(counters::Counter::kPeerIpcMappings, 1);
   m.open[key] = Mapping{device, *base, ++m.uses};
   return GDDT_OK;
 }
