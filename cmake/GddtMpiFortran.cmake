@@ -4,11 +4,14 @@
 # with the other's runtime. Unless MPI_Fortran_COMPILER is given, the wrapper is the C wrapper's
 # twin (mpicc.mpich -> mpifort.mpich, /opt/mpi/bin/mpicc -> /opt/mpi/bin/mpifort); either way the
 # Fortran link must bring the C library, or Fortran stays off with a message.
-# Sets GDDT_HAVE_FORTRAN.
+# Sets GDDT_HAVE_FORTRAN (OFF with GDDT_ENABLE_FORTRAN=OFF: libgddt's entry points for Fortran callers
+# need no Fortran compiler).
 set(GDDT_HAVE_FORTRAN OFF)
-include(CheckLanguage)
-check_language(Fortran)
-if(CMAKE_Fortran_COMPILER)
+if(GDDT_ENABLE_FORTRAN)
+  include(CheckLanguage)
+  check_language(Fortran)
+endif()
+if(GDDT_ENABLE_FORTRAN AND CMAKE_Fortran_COMPILER)
   enable_language(Fortran)
   if(NOT MPI_Fortran_COMPILER AND MPI_C_COMPILER)
     get_filename_component(_gddt_c_wrapper_dir "${MPI_C_COMPILER}" DIRECTORY)

@@ -79,3 +79,28 @@ function(gddt_add_mpi_test)
     set_tests_properties(${arg_NAME} PROPERTIES LABELS "${arg_LABELS}")
   endif()
 endfunction()
+
+# gddt_split_nodes_environment(<var> <ranks-per-node>): the rank environment of a test that runs one
+# machine as several nodes (usage.md, "Testing a multi-node job on one machine"): GDDT_NODE_SPLIT
+# draws the nodes for gddt, host memory goes through gddt's machinery as device memory would, and the
+# MPI library keeps off its shared memory, so that messages between the nodes travel as the library
+# moves them between machines: Open MPI's TCP BTL over the loopback (4.1's vader off) and, where its
+# UCX PML runs (the CUDA-aware bundle), UCX's TCP transport; MPICH's ch4 taking every process for one
+# of another node (MPIR_CVAR_NOLOCAL). UCX under MPICH keeps its own shared memory here: with
+# UCX_TLS=tcp,self, Debian's MPICH 4.0.2 hangs in MPI_Finalize in about one run of six, gddt loaded or
+# not (usage.md).
+function(gddt_split_nodes_environment out_var ranks_per_node)
+  set(environment GDDT_NODE_SPLIT=${ranks_per_node} GDDT_P2P_HOST=gddt GDDT_PACK_HOST=gddt GDDT_COLLECTIVE_HOST=gddt)
+  _gddt_detect_open_mpi(is_open_mpi)
+  if(is_open_mpi)
+    # cuda_copy lets UCX's TCP transport take device buffers; a UCX without CUDA warns of it.
+    set(ucx_transports tcp,self)
+    if(GDDT_HAVE_CUDA)
+      string(APPEND ucx_transports ,cuda_copy)
+    endif()
+    list(APPEND environment OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include=lo UCX_TLS=${ucx_transports})
+  else()
+    list(APPEND environment MPIR_CVAR_NOLOCAL=1)
+  endif()
+  set(${out_var} ${environment} PARENT_SCOPE)
+endfunction()

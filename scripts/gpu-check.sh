@@ -5,7 +5,7 @@
 # differential fuzzer and the point-to-point suite on device, managed, pinned and mixed
 # memory) against each, the demo, and the benchmarks. Logs and CSVs go to $OUT (or
 # ./gpu-check-out).
-#   bash scripts/gpu-check.sh [tests] [fuzz] [bench] [collectives] [fortran] [peers] [staged] [opencl] [devapi] [onesided]
+#   bash scripts/gpu-check.sh [tests] [fuzz] [bench] [collectives] [fortran] [peers] [staged] [nodes] [opencl] [devapi] [onesided]
 # (default: the first four; tests includes fortran, the Fortran programs on every memory kind)
 # fuzz: the differential pack fuzzer with every buffer of a random memory kind, FUZZ_TYPES
 # types (default 100000) spread over FUZZ_RANKS ranks (default 4) on each MPI stack, seed printed.
@@ -19,6 +19,11 @@
 # staged transfer, then the staged plane (GDDT_P2P_HOST=gddt) in parts of 1 and 4 MiB, with the
 # pinned pool's and the plane's counters (GDDT_STATS=1); then the same through the CUDA-aware
 # bundle, where the parts go GPU to GPU, against the contiguous device transfer.
+# nodes: two GPUs as two nodes of one GPU each (GDDT_NODE_SPLIT=1), the MPI library kept off shared
+# memory (scripts/nodes-bench.sh): the staged pipeline against contig-staged through the system MPI
+# on TCP, packed device bytes against contig-device through the bundle on UCX's TCP transport (and
+# on its shared memory and CUDA IPC as the control), PASS/MISS for gddt >= 90% from 1 MiB, and what
+# gddt-tune picks for the chunk.
 # opencl: the OpenCL fuzzer, the OpenCL MPI test and the OpenCL pack and point-to-point benchmarks (system MPI) on
 # NVIDIA's OpenCL platform and on PoCL, each alone in the ICD loader's view.
 # devapi: the device API's benchmarks (scripts/device-api-bench.sh: ping-pong and Himeno) on the
@@ -193,6 +198,10 @@ if [[ $stages == *staged* ]]; then
         counters "$out/staged-cuda-$part.txt"
       done) || status=1
   fi
+fi
+if [[ $stages == *nodes* ]]; then
+  echo "=== one machine as two nodes of one GPU each"
+  OUT=$out/nodes bash scripts/nodes-bench.sh build/gpu-sysmpi $($cuda_built && echo build/gpu-cudampi) || status=1
 fi
 
 if [[ $stages == *bench* ]]; then

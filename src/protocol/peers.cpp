@@ -11,7 +11,6 @@
 #include <chrono>
 #include <climits>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -29,6 +28,7 @@
 #include "core/log.hpp"
 #include "protocol/cuda_awareness.hpp"
 #include "protocol/lending.hpp"
+#include "protocol/node_identity.hpp"
 #include "pack/engine.hpp"
 #include "type/wire.hpp"
 
@@ -150,15 +150,6 @@ void give_lent_slot(int slot) {
 // counts in an int.
 std::int64_t own_staged_part() {
   return static_cast<std::int64_t>(std::min<std::uint64_t>(config::staging_chunk(), INT_MAX));
-}
-
-// The number of processes the launcher started on this node; 0 when it does not say.
-int launcher_local_size() {
-  for (const char* variable : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMI_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"}) {
-    const char* value = std::getenv(variable);
-    if (value != nullptr && std::atoi(value) > 0) return std::atoi(value);
-  }
-  return 0;
 }
 
 // The version of the protocol's messages (the header's layout and what each plane does): processes
@@ -315,6 +306,7 @@ void agree(MPI_Comm comm) {
   std::unique_lock<std::shared_mutex> lock(all.mutex);
   all.of_comm[key_of(comm)] = std::move(channel);
   detail::active.store(true, std::memory_order_relaxed);
+  counters::add(counters::Counter::kPeerAgreedComms, 1);
 }
 
 // --- events that order a receiver's read after the sender's pack ---
@@ -667,6 +659,7 @@ Status mapping_of(const Header& header, int device, void** base) {
     }
   }
   GDDT_CHECK(gpu::ipc_open(header.handle, device, base));
+  counters::add(counters::Counter::kPeerIpcMappings, 1);
   m.open[key] = Mapping{device, *base, ++m.uses};
   return GDDT_OK;
 }
@@ -1442,9 +1435,10 @@ Status resolve_lent(Operation& operation, const Header& header, const std::vecto
 void before_init() {
   if (!protocol_wanted()) return;
   Node& n = node();
-  n.local_size = launcher_local_size();
+  const node_identity::Identity identity = node_identity::identity();
+  n.local_size = identity.local_size;
   if (n.local_size <= 0 || n.local_size > kMostLocal) return;
-  n.name = node_table_name();
+  n.name = node_table_name() + identity.table_suffix;
   const int fd = open_node_table(n.name);
   if (fd < 0) return;
   struct stat st {};
