@@ -19,6 +19,7 @@ VERSIONS = {
         ("hand", ["halo3d/exchange_hand.cpp", "common/box_copy.cpp"]),
         ("p2p", ["halo3d/exchange_p2p.cpp", "common/subarray.cpp"]),
         ("neighbor", ["halo3d/exchange_neighbor.cpp", "common/subarray.cpp"]),
+        ("cartesian", ["halo3d/exchange_cartesian.cpp", "common/subarray.cpp"]),
     ],
     "fft": [
         ("hand", ["fft/transpose_hand.cpp", "common/box_copy.cpp"]),

@@ -1,7 +1,7 @@
-// The 3-D halo exchange in the three versions the app compares; each fills every ghost region
-// the stencil reads and returns with the GPU idle. exchange_hand.cpp is the communication code
-// users write today, exchange_p2p.cpp and exchange_neighbor.cpp what gddt lets them write
-// (apps/count_lines.py counts them). Region i of the domain's list goes to the rank at +d_i with
+// The 3-D halo exchange in the versions the app compares; each fills every ghost region the
+// stencil reads and returns with the GPU idle. exchange_hand.cpp is the communication code users
+// write today, exchange_p2p.cpp, exchange_neighbor.cpp and exchange_cartesian.cpp what gddt lets
+// them write (apps/count_lines.py counts them). Region i of the domain's list goes to the rank at +d_i with
 // tag i; the ghost region at -d_i comes from the rank at -d_i.
 #pragma once
 
@@ -29,5 +29,9 @@ std::unique_ptr<Exchange> make_p2p_exchange(const Domain& domain, MPI_Comm comm)
 // (7 points: its neighbours are the faces'), on a distributed graph of the 26 directions made
 // from it (27 points: a Cartesian communicator's neighbourhood has the faces only).
 std::unique_ptr<Exchange> make_neighbor_exchange(const Domain& domain, MPI_Comm comm);
+// "cartesian" (27 points): the faces, edges and corners on the Cartesian communicator itself, by
+// three MPI_Neighbor_alltoallw calls, an axis each, whose faces take in the ghosts the calls
+// before filled.
+std::unique_ptr<Exchange> make_cartesian_exchange(const Domain& domain, MPI_Comm comm);
 
 }  // namespace halo3d
