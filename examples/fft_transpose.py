@@ -30,7 +30,9 @@ def skip_unless_runnable():
     if not expected:
         return
     module = importlib.util.find_spec("mpi4py.MPI").origin
-    linked = subprocess.run(["ldd", module], capture_output=True, text=True).stdout
+    # Without the preload, whose own MPI library ldd would list too.
+    environment = {name: value for name, value in os.environ.items() if name != "LD_PRELOAD"}
+    linked = subprocess.run(["ldd", module], capture_output=True, text=True, env=environment).stdout
     found = "MPICH" if "libmpich" in linked else "Open MPI" if "libmpi.so" in linked else "unknown"
     if found != expected:
         print(f"SKIP: mpi4py ({module}) uses {found}, gddt was built for {expected}")

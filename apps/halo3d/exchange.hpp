@@ -25,13 +25,19 @@ std::unique_ptr<Exchange> make_hand_exchange(const Domain& domain, MPI_Comm comm
                                              bool stage);
 // "p2p": MPI_Irecv and MPI_Isend of subarray datatypes straight from device memory.
 std::unique_ptr<Exchange> make_p2p_exchange(const Domain& domain, MPI_Comm comm);
-// "neighbor": one MPI_Neighbor_alltoallw of the same subarrays: on the Cartesian communicator
-// (7 points: its neighbours are the faces'), on a distributed graph of the 26 directions made
-// from it (27 points: a Cartesian communicator's neighbourhood has the faces only).
+// "neighbor": one MPI_Neighbor_alltoallw of the same subarrays on a distributed graph of the
+// domain's directions made from the Cartesian communicator (whose own neighbourhood has the faces
+// only).
 std::unique_ptr<Exchange> make_neighbor_exchange(const Domain& domain, MPI_Comm comm);
-// "cartesian" (27 points): the faces, edges and corners on the Cartesian communicator itself, by
-// three MPI_Neighbor_alltoallw calls, an axis each, whose faces take in the ghosts the calls
+// "cartesian": MPI_Neighbor_alltoallw on the Cartesian communicator itself: one call of the six
+// faces for 7 points; for 27, three calls, an axis each, whose faces take in the ghosts the calls
 // before filled.
 std::unique_ptr<Exchange> make_cartesian_exchange(const Domain& domain, MPI_Comm comm);
+
+// Whether the library's MPI_Neighbor_alltoallw on a periodic Cartesian dimension of extent 1 (or
+// 2) delivers the block sent towards -d into the block of +d, as MPI-4.0 orders it (mpi-forum
+// issue 153, an erratum to MPI-3.1). MPICH 4.0 swaps the two: there "cartesian" cannot run on
+// such a grid.
+bool library_orders_cartesian_blocks();
 
 }  // namespace halo3d

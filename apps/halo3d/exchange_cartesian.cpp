@@ -8,39 +8,42 @@ constexpr int kBlocks = 6;  // a Cartesian communicator's neighbours: -x, +x, -y
 
 class CartesianExchange final : public Exchange {
  public:
-  CartesianExchange(const Domain& d, MPI_Comm comm) {
+  // 7 points: one call moves the six faces. 27: a call an axis, whose faces span the ghost layers
+  // the calls before filled, which carries the edges and corners over two or three hops.
+  CartesianExchange(const Domain& d, MPI_Comm comm) : calls_(d.points == 7 ? 1 : 3) {
     MPI_Comm_dup(comm, &comm_);
-    for (int axis = 0; axis < 3; ++axis)
+    for (int call = 0; call < calls_; ++call)
       for (int block = 0; block < kBlocks; ++block) {
-        const bool moves = block / 2 == axis;
-        counts_[axis][block] = moves ? 1 : 0;
-        send_[axis][block] = moves ? apps::subarray(d.array(), face(d, block, false), MPI_DOUBLE) : MPI_DOUBLE;
-        recv_[axis][block] = moves ? apps::subarray(d.array(), face(d, block, true), MPI_DOUBLE) : MPI_DOUBLE;
+        const bool moves = calls_ == 1 || block / 2 == call;
+        counts_[call][block] = moves ? 1 : 0;
+        send_[call][block] = moves ? apps::subarray(d.array(), face(d, block, false), MPI_DOUBLE) : MPI_DOUBLE;
+        recv_[call][block] = moves ? apps::subarray(d.array(), face(d, block, true), MPI_DOUBLE) : MPI_DOUBLE;
       }
   }
   ~CartesianExchange() override {
-    for (int axis = 0; axis < 3; ++axis)
-      for (int side = 0; side < 2; ++side) MPI_Type_free(&send_[axis][2 * axis + side]), MPI_Type_free(&recv_[axis][2 * axis + side]);
+    for (int call = 0; call < calls_; ++call)
+      for (int block = 0; block < kBlocks; ++block)
+        if (counts_[call][block] == 1) MPI_Type_free(&send_[call][block]), MPI_Type_free(&recv_[call][block]);
     MPI_Comm_free(&comm_);
   }
 
-  // An axis at a time: the faces of the later axes span the ghost layers the earlier ones filled,
-  // which carries the edges and corners over two or three hops.
   void run(double* block) override {
-    for (int axis = 0; axis < 3; ++axis)
-      MPI_Neighbor_alltoallw(block, counts_[axis], zeros_, send_[axis], block, counts_[axis], zeros_, recv_[axis], comm_);
+    for (int call = 0; call < calls_; ++call)
+      MPI_Neighbor_alltoallw(block, counts_[call], zeros_, send_[call], block, counts_[call], zeros_, recv_[call], comm_);
   }
 
  private:
-  // Block b's face: axis b / 2, low side for even b; whole (ghosts too) along the earlier axes.
-  static apps::Box face(const Domain& d, int b, bool ghost) {
+  // Block b's face: axis b / 2, the low side for even b; for 27 points whole (ghosts too) along the
+  // earlier axes.
+  apps::Box face(const Domain& d, int b, bool ghost) const {
     Direction side{0, 0, 0};
     side[b / 2] = b % 2 == 0 ? -1 : 1;
     apps::Box box = d.box(side, ghost);
-    for (int earlier = 0; earlier < b / 2; ++earlier) box.start[earlier] = 0, box.size[earlier] = d.n + 2;
+    for (int earlier = 0; calls_ > 1 && earlier < b / 2; ++earlier) box.start[earlier] = 0, box.size[earlier] = d.n + 2;
     return box;
   }
 
+  int calls_;
   MPI_Comm comm_;
   int counts_[3][kBlocks];
   MPI_Aint zeros_[kBlocks] = {0, 0, 0, 0, 0, 0};
@@ -51,6 +54,19 @@ class CartesianExchange final : public Exchange {
 
 std::unique_ptr<Exchange> make_cartesian_exchange(const Domain& domain, MPI_Comm comm) {
   return std::make_unique<CartesianExchange>(domain, comm);
+}
+
+bool library_orders_cartesian_blocks() {
+  const int one = 1, periodic = 1;
+  MPI_Comm ring;
+  MPI_Cart_create(MPI_COMM_SELF, 1, &one, &periodic, 0, &ring);
+  const int counts[2] = {1, 1};
+  const MPI_Aint displacements[2] = {0, sizeof(int)};
+  const MPI_Datatype types[2] = {MPI_INT, MPI_INT};
+  int sent[2] = {0, 1}, received[2] = {-1, -1};
+  MPI_Neighbor_alltoallw(sent, counts, displacements, types, received, counts, displacements, types, ring);
+  MPI_Comm_free(&ring);
+  return received[0] == 1 && received[1] == 0;
 }
 
 }  // namespace halo3d
