@@ -90,7 +90,9 @@ done
 echo "=== FFT pencil transposes ($label)"
 for ranks in ${FFT_RANKS:-2 4}; do
   for mib in ${FFT_MIBS:-2 16 128 512}; do
-    app "$ranks" 20 gddt-app-fft --mib "$mib"
+    iterations=20
+    [[ ${mib%.*} -ge 128 ]] && iterations=10
+    app "$ranks" $iterations gddt-app-fft --mib "$mib"
   done
 done
 

@@ -26,7 +26,8 @@ std::string library_label() {
   char version[MPI_MAX_LIBRARY_VERSION_STRING];
   int length = 0;
   MPI_Get_library_version(version, &length);
-  std::istringstream words(std::string(version, length).substr(0, std::string(version, length).find_first_of(",\n")));
+  const std::string text(version, length);
+  std::istringstream words(text.substr(0, text.find_first_of(",\n")));
   std::string label, word;
   while (words >> word) label += (label.empty() ? "" : " ") + word;
   return label;
