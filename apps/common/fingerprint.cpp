@@ -36,7 +36,8 @@ std::uint64_t fingerprint(const void* data, std::size_t bytes) {
   if (on_gpu()) {
     Buffer device_sum(MemoryKind::kDevice, sizeof sum);
     device_sum.fill(0);
-    fingerprint_kernel<<<1024, 256>>>(static_cast<const std::uint32_t*>(data), n, reinterpret_cast<unsigned long long*>(device_sum.data()));
+    fingerprint_kernel<<<1024, 256>>>(static_cast<const std::uint32_t*>(data), n,
+                                      reinterpret_cast<unsigned long long*>(device_sum.data()));
     synchronize();
     device_sum.download(&sum, sizeof sum);
     return sum;

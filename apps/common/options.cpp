@@ -1,7 +1,7 @@
 #include "options.hpp"
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 

@@ -49,7 +49,8 @@ void for_each_2d(long long rows, int columns, const F& f) {
   if (rows <= 0 || columns <= 0) return;
 #ifdef __CUDACC__
   if (on_gpu()) {
-    const dim3 blocks((columns + kThreads - 1) / kThreads, static_cast<unsigned>(rows < kMaxRowBlocks ? rows : kMaxRowBlocks));
+    const dim3 blocks((columns + kThreads - 1) / kThreads,
+                      static_cast<unsigned>(rows < kMaxRowBlocks ? rows : kMaxRowBlocks));
     rows_kernel<<<blocks, kThreads>>>(rows, columns, f);
     return;
   }

@@ -86,7 +86,8 @@ void Report::row(const std::string& version, bool through_gddt, const Measured& 
   if (first_us_ == 0) first_us_ = m.us;
   if (rank_ != 0) return;
   const double share = m.us > 0 ? m.comm_us / m.us : 0;
-  const std::string verdict = (right_everywhere ? "ok: " : "WRONG: ") + check + (carried ? "" : ", gddt carried nothing");
+  const std::string verdict =
+      (right_everywhere ? "ok: " : "WRONG: ") + check + (carried ? "" : ", gddt carried nothing");
   std::printf("  %-10s %12.1f %12.1f %6.1f%% %8.2fx %11lld  %s\n", version.c_str(), m.us, m.comm_us, 100 * share,
               m.us > 0 ? first_us_ / m.us : 0, m.gddt_sides, verdict.c_str());
   std::fflush(stdout);
@@ -95,8 +96,9 @@ void Report::row(const std::string& version, bool through_gddt, const Measured& 
   if (file == nullptr) return;
   std::fseek(file, 0, SEEK_END);
   if (std::ftell(file) == 0)
-    std::fprintf(file, "app,stack,ranks,case,size,mib_per_rank,version,us_per_iteration,comm_us_per_iteration,"
-                       "comm_share,gddt_sides,check\n");
+    std::fprintf(file,
+                 "app,stack,ranks,case,size,mib_per_rank,version,us_per_iteration,comm_us_per_iteration,"
+                 "comm_share,gddt_sides,check\n");
   std::fprintf(file, "%s,%s,%d,%s,%s,%.4f,%s,%.3f,%.3f,%.4f,%lld,%s\n", app_.c_str(), label_.c_str(), ranks_,
                case_.c_str(), size_.c_str(), mib_per_rank_, version.c_str(), m.us, m.comm_us, share, m.gddt_sides,
                right_everywhere ? "ok" : "WRONG");

@@ -14,8 +14,8 @@
 namespace apps {
 
 struct Measured {
-  double us = 0;          // per iteration
-  double comm_us = 0;     // of it, in the exchange
+  double us = 0;             // per iteration
+  double comm_us = 0;        // of it, in the exchange
   long long gddt_sides = 0;  // sides of messages and collective buffers gddt carried, all ranks
 };
 

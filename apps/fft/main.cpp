@@ -61,7 +61,8 @@ class Round {
   std::unique_ptr<Transpose> xy_, yz_, zy_, yx_;
 };
 
-int run(const Pencils& p, const apps::Place& place, const apps::Options& options, const std::vector<std::string>& versions) {
+int run(const Pencils& p, const apps::Place& place, const apps::Options& options,
+        const std::vector<std::string>& versions) {
   constexpr int kComplex = 16;
   const std::size_t x_bytes = p.x.elements() * kComplex, y_bytes = p.y.elements() * kComplex,
                     z_bytes = p.z.elements() * kComplex;
@@ -100,10 +101,11 @@ int main(int argc, char** argv) {
       {{"mib", "16", "MiB of one pencil a rank, which sets n where --n is 0"},
        {"n", "0", "the global edge (a multiple of P1 and P2)"},
        {"grid", "auto", "process grid P1xP2 (auto: MPI_Dims_create)"}},
-      {"hand", "alltoallw"}, [](const apps::Options& options, const apps::Place& place, const std::vector<std::string>& versions) {
+      {"hand", "alltoallw"},
+      [](const apps::Options& options, const apps::Place& place, const std::vector<std::string>& versions) {
         Pencils pencils;
-        if (!make_pencils(MPI_COMM_WORLD, static_cast<int>(options.number("n")),
-                                              std::atof(options.text("mib").c_str()), options.text("grid"), &pencils)) {
+        if (!make_pencils(MPI_COMM_WORLD, static_cast<int>(options.number("n")), std::atof(options.text("mib").c_str()),
+                          options.text("grid"), &pencils)) {
           std::fprintf(stderr, "gddt-app-fft: a grid or n that does not fit the ranks\n");
           return 2;
         }

@@ -19,7 +19,8 @@ class Transpose {
 // "hand": one kernel packs every peer's block into a contiguous buffer, MPI_Alltoallv (PMPI:
 // without gddt) moves them from device memory, or through pinned host memory where `stage` (a
 // library that is not CUDA-aware), one kernel unpacks them into place.
-std::unique_ptr<Transpose> make_hand_transpose(const Blocks& blocks, MPI_Comm comm, apps::MemoryKind arrays, bool stage);
+std::unique_ptr<Transpose> make_hand_transpose(const Blocks& blocks, MPI_Comm comm, apps::MemoryKind arrays,
+                                               bool stage);
 // "alltoallw": one MPI_Alltoallw of subarray datatypes straight from device memory.
 std::unique_ptr<Transpose> make_gddt_transpose(const Blocks& blocks, MPI_Comm comm);
 

@@ -18,7 +18,8 @@ class GddtTranspose final : public Transpose {
   }
 
   void run(const void* from, void* to) override {
-    MPI_Alltoallw(from, ones_.data(), zeros_.data(), send_.data(), to, ones_.data(), zeros_.data(), recv_.data(), comm_);
+    MPI_Alltoallw(from, ones_.data(), zeros_.data(), send_.data(), to, ones_.data(), zeros_.data(), recv_.data(),
+                  comm_);
   }
 
  private:

@@ -51,7 +51,8 @@ class HandTranspose final : public Transpose {
 
 }  // namespace
 
-std::unique_ptr<Transpose> make_hand_transpose(const Blocks& blocks, MPI_Comm comm, apps::MemoryKind arrays, bool stage) {
+std::unique_ptr<Transpose> make_hand_transpose(const Blocks& blocks, MPI_Comm comm, apps::MemoryKind arrays,
+                                               bool stage) {
   return std::make_unique<HandTranspose>(blocks, comm, arrays, stage);
 }
 

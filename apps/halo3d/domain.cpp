@@ -37,7 +37,8 @@ bool make_domain(MPI_Comm world, int n, int points, const std::string& process_g
   }
   for (const Direction& dir : d->directions) {
     int there[3], back[3];
-    for (int axis = 0; axis < 3; ++axis) there[axis] = d->coords[axis] + dir[axis], back[axis] = d->coords[axis] - dir[axis];
+    for (int axis = 0; axis < 3; ++axis)
+      there[axis] = d->coords[axis] + dir[axis], back[axis] = d->coords[axis] - dir[axis];
     d->to.push_back(0), d->from.push_back(0);
     MPI_Cart_rank(d->cart, there, &d->to.back());
     MPI_Cart_rank(d->cart, back, &d->from.back());

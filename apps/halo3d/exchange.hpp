@@ -21,8 +21,7 @@ class Exchange {
 // "hand": one fused kernel packs every region into a contiguous buffer, which goes to the
 // library as one contiguous message a region (PMPI: without gddt) from device memory, or through
 // pinned host memory where `stage` (a library that is not CUDA-aware); one kernel unpacks.
-std::unique_ptr<Exchange> make_hand_exchange(const Domain& domain, MPI_Comm comm, apps::MemoryKind arrays,
-                                             bool stage);
+std::unique_ptr<Exchange> make_hand_exchange(const Domain& domain, MPI_Comm comm, apps::MemoryKind arrays, bool stage);
 // "p2p": MPI_Irecv and MPI_Isend of subarray datatypes straight from device memory.
 std::unique_ptr<Exchange> make_p2p_exchange(const Domain& domain, MPI_Comm comm);
 // "neighbor": one MPI_Neighbor_alltoallw of the same subarrays on a distributed graph of the

@@ -29,7 +29,8 @@ class CartesianExchange final : public Exchange {
 
   void run(double* block) override {
     for (int call = 0; call < calls_; ++call)
-      MPI_Neighbor_alltoallw(block, counts_[call], zeros_, send_[call], block, counts_[call], zeros_, recv_[call], comm_);
+      MPI_Neighbor_alltoallw(block, counts_[call], zeros_, send_[call], block, counts_[call], zeros_, recv_[call],
+                             comm_);
   }
 
  private:

@@ -5,7 +5,7 @@
 
 namespace halo3d {
 
-void initialize(const Domain& domain, double* block);  // ghost layers NaN, interior the global values
+void initialize(const Domain& domain, double* block);             // ghost layers NaN, interior the global values
 void sweep(const Domain& domain, const double* in, double* out);  // not waited for
 
 }  // namespace halo3d

@@ -35,8 +35,8 @@ std::vector<double> reference_block(const Domain& d, int sweeps) {
   Global out = in;
   for (int s = 0; s < sweeps; ++s) {
     in.wrap();
-    const Sweep sweep{in.values.data(), out.values.data(), in.g[1] + 2, in.g[2] + 2, static_cast<int>(in.g[1]),
-                      d.points == 27};
+    const Sweep sweep{in.values.data(), out.values.data(),         in.g[1] + 2,
+                      in.g[2] + 2,      static_cast<int>(in.g[1]), d.points == 27};
     for (long long row = 0; row < in.g[0] * in.g[1]; ++row)
       for (int k = 0; k < in.g[2]; ++k) sweep(row, k);
     std::swap(in, out);

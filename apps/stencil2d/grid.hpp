@@ -16,8 +16,8 @@ namespace stencil2d {
 struct Grid {
   MPI_Comm cart = MPI_COMM_NULL;
   int dims[2] = {0, 0}, coords[2] = {0, 0};
-  int rows = 0, cols = 0;                 // this rank's interior
-  long long first_row = 0, first_col = 0;  // global index of local (0, 0)
+  int rows = 0, cols = 0;                      // this rank's interior
+  long long first_row = 0, first_col = 0;      // global index of local (0, 0)
   long long global_rows = 0, global_cols = 0;  // interior of the whole matrix
   int north = MPI_PROC_NULL, south = MPI_PROC_NULL, west = MPI_PROC_NULL, east = MPI_PROC_NULL;
 

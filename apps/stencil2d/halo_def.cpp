@@ -23,8 +23,10 @@ class DefHalo final : public Halo<T> {
     MPI_Request requests[2];
     int n = 0;
     // West and east: each interior column copied into host memory by cudaMemcpy2D.
-    if (g_.west != MPI_PROC_NULL) PMPI_Irecv(recv_[kWest].data(), g_.rows, type_, g_.west, kToEast, comm_, &requests[n++]);
-    if (g_.east != MPI_PROC_NULL) PMPI_Irecv(recv_[kEast].data(), g_.rows, type_, g_.east, kToWest, comm_, &requests[n++]);
+    if (g_.west != MPI_PROC_NULL)
+      PMPI_Irecv(recv_[kWest].data(), g_.rows, type_, g_.west, kToEast, comm_, &requests[n++]);
+    if (g_.east != MPI_PROC_NULL)
+      PMPI_Irecv(recv_[kEast].data(), g_.rows, type_, g_.east, kToWest, comm_, &requests[n++]);
     if (g_.west != MPI_PROC_NULL) {
       apps::copy_2d(send_[kWest].data(), one, block + pitch + 1, row_bytes, one, g_.rows);
       PMPI_Send(send_[kWest].data(), g_.rows, type_, g_.west, kToWest, comm_);

@@ -23,7 +23,8 @@ namespace {
 using namespace stencil2d;
 
 template <typename T>
-int run(const Grid& g, const apps::Place& place, const apps::Options& options, const std::vector<std::string>& versions) {
+int run(const Grid& g, const apps::Place& place, const apps::Options& options,
+        const std::vector<std::string>& versions) {
   const int warmup = static_cast<int>(options.number("warmup"));
   const int iterations = static_cast<int>(options.number("iterations"));
   const std::size_t bytes = g.elements() * sizeof(T);
@@ -40,7 +41,8 @@ int run(const Grid& g, const apps::Place& place, const apps::Options& options, c
                                   check_reference ? expected.data() : nullptr,
                                   sizeof(T)};
   return apps::run_versions(g.cart, report, versions, "def", [&](const std::string& version, MPI_Comm comm) {
-    std::unique_ptr<Halo<T>> halo = version == "def" ? make_def_halo<T>(g, comm, place.gpu) : make_gddt_halo<T>(g, comm);
+    std::unique_ptr<Halo<T>> halo =
+        version == "def" ? make_def_halo<T>(g, comm, place.gpu) : make_gddt_halo<T>(g, comm);
     return apps::run_jacobi(
         comm, warmup, iterations, a, b, reference, [&](void* array) { initialize(g, static_cast<T*>(array)); },
         [&](void* in) { halo->exchange(static_cast<T*>(in)); },
@@ -58,12 +60,13 @@ int main(int argc, char** argv) {
        {"grid", "auto", "process grid PxQ: P process rows, Q columns (auto: MPI_Dims_create)"},
        {"precision", "float", "float or double"},
        {"reference-max", "16777216", "check against a serial sweep of the whole matrix up to this many points"}},
-      {"def", "gddt"}, [](const apps::Options& options, const apps::Place& place, const std::vector<std::string>& versions) {
+      {"def", "gddt"},
+      [](const apps::Options& options, const apps::Place& place, const std::vector<std::string>& versions) {
         const std::string precision = options.text("precision");
         Grid grid;
         if ((precision != "float" && precision != "double") ||
-            !make_grid(MPI_COMM_WORLD, static_cast<int>(options.number("rows")), static_cast<int>(options.number("cols")),
-                       options.text("grid"), &grid)) {
+            !make_grid(MPI_COMM_WORLD, static_cast<int>(options.number("rows")),
+                       static_cast<int>(options.number("cols")), options.text("grid"), &grid)) {
           std::fprintf(stderr, "gddt-app-stencil2d: bad precision or a grid that does not fit the ranks\n");
           return 2;
         }
