@@ -1,8 +1,8 @@
 // The 3-D halo exchange in the versions the app compares; each fills every ghost region the
 // stencil reads and returns with the GPU idle. exchange_hand.cpp is the communication code users
 // write today, exchange_p2p.cpp, exchange_neighbor.cpp and exchange_cartesian.cpp what gddt lets
-// them write (apps/count_lines.py counts them). Region i of the domain's list goes to the rank at +d_i with
-// tag i; the ghost region at -d_i comes from the rank at -d_i.
+// them write (apps/count_lines.py counts them). Region i of the domain's list goes to the rank at
+// +d_i with tag i; the ghost region at -d_i comes from the rank at -d_i.
 #pragma once
 
 #include <memory>
