@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
           versions.erase(cartesian);
           if (domain.coords[0] + domain.coords[1] + domain.coords[2] == 0)
             std::printf(
-                "cartesian: not run: this library's MPI_Neighbor_alltoallw swaps the blocks of a periodic "
+                "halo3d cartesian: not run: this library's MPI_Neighbor_alltoallw swaps the blocks of a periodic "
                 "dimension of extent 1 or 2 (MPI-4.0 orders them)\n");
         }
         const int status = versions.empty() ? 2 : run(domain, place, options, versions);
