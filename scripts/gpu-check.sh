@@ -5,7 +5,7 @@
 # differential fuzzer and the point-to-point suite on device, managed, pinned and mixed
 # memory) against each, the demo, and the benchmarks. Logs and CSVs go to $OUT (or
 # ./gpu-check-out).
-#   bash scripts/gpu-check.sh [tests] [fuzz] [bench] [collectives] [fortran] [peers] [staged] [nodes] [opencl] [devapi] [onesided]
+#   bash scripts/gpu-check.sh [tests] [fuzz] [bench] [collectives] [fortran] [peers] [staged] [nodes] [opencl] [devapi] [onesided] [apps]
 # (default: the first four; tests includes fortran, the Fortran programs on every memory kind)
 # fuzz: the differential pack fuzzer with every buffer of a random memory kind, FUZZ_TYPES
 # types (default 100000) spread over FUZZ_RANKS ranks (default 4) on each MPI stack, seed printed.
@@ -33,6 +33,15 @@
 # without a time limit of its own and DEVAPI_BENCH_TIMEOUT (240) each benchmark pass, in seconds.
 # onesided: the halo exchange by one-sided communication (fence, PSCW, subarray puts into a window
 # over device memory, one contiguous put of packed faces) against point-to-point, on each stack.
+# apps: the applications of issue 45 (apps/README.md) through apps/run.sh on each stack: Stencil2D
+# (def against gddt, a size sweep up to grids that fill an H100), Himeno S, M and L (host-driven,
+# stream-ordered, kernel-initiated), the 3-D halo exchange (hand-fused against subarrays by
+# point-to-point and MPI_Neighbor_alltoallw) and the FFT pencil transposes (pack kernels +
+# MPI_Alltoallv against MPI_Alltoallw) on 2 ranks (one a GPU) and 4 (two a GPU), and
+# examples/fft_transpose.py with CuPy arrays (system MPI); tables with speedups, the targets'
+# PASS/MISS lines and the lines of communication code; CSVs $OUT/apps-<stack>.csv for
+# apps/plot_apps.py. Run alone, it builds only what it runs. APPS_STACKS ("system-mpi cuda-mpi")
+# picks the stacks; apps/run.sh's variables (APPS_QUICK, STENCIL_SIZES, ...) pass through.
 # PACK_BENCH_ARGS and P2P_BENCH_ARGS pass options to the pack and point-to-point benchmarks
 # (default: full sweeps); the halo exchange benchmark runs with its defaults. GPU_CHECK_TARGETS
 # builds only the targets named (default: all).
@@ -41,6 +50,8 @@ cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-check-out}
 mkdir -p "$out"
 stages=${*:-tests fuzz bench collectives}
+# The apps stage alone needs gddt, the apps and Himeno only (and gddt-info, printed below).
+[[ $stages == apps ]] && : "${GPU_CHECK_TARGETS:=gddt gddt-info gddt-apps}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # The random-type point-to-point test on host memory too: the time to compare with.
 gpu_tests='cuda|Gpu|device|managed|pinned|mixed|random_types'
@@ -295,6 +306,22 @@ if [[ $stages == *devapi* ]]; then
     echo quit | nvidia-cuda-mps-control
     unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
   fi
+fi
+if [[ $stages == *apps* ]]; then
+  for stack in ${APPS_STACKS:-system-mpi cuda-mpi}; do
+    if [[ $stack == system-mpi ]]; then
+      echo "=== apps (system MPI)"
+      APPS_LABEL=system-mpi APPS_PYTHON=1 OUT=$out bash apps/run.sh build/gpu-sysmpi mpiexec --allow-run-as-root 2>&1 |
+        tee "$out/apps-system-mpi.txt" || status=1
+    elif $cuda_built; then
+      # gddt finds the bundle CUDA-aware through its UCX transport, where MPIX_Query_cuda_support
+      # may answer 0: the hand-written versions are told so too, to send from device memory.
+      echo "=== apps (CUDA-aware bundle)"
+      (source .devdeps/cuda-mpi/env.sh &&
+        APPS_LABEL=cuda-mpi OUT=$out bash apps/run.sh build/gpu-cudampi mpiexec --allow-run-as-root -x LD_LIBRARY_PATH \
+          -x UCX_MODULE_DIR --mca pml ucx -x GDDT_MPI_CUDA_AWARE=yes 2>&1 | tee "$out/apps-cuda-mpi.txt") || status=1
+    fi
+  done
 fi
 if [[ $stages == *opencl* ]]; then
   # NVIDIA's driver ships its OpenCL library without an ICD file here; each platform gets a

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Installs what building and testing gddt needs on Debian/Ubuntu: C, C++ and Fortran compilers,
-# CMake, Ninja, Open MPI, MPICH, GoogleTest, Python, and PoCL (an OpenCL platform on the CPU, with
-# the ICD loader and headers, for the OpenCL backend's tests). Idempotent: installs only missing packages, and
+# CMake, Ninja, Open MPI, MPICH, GoogleTest, Python, PoCL (an OpenCL platform on the CPU, with
+# the ICD loader and headers, for the OpenCL backend's tests), and mpi4py with NumPy for
+# examples/fft_transpose.py (Debian's python3-mpi4py is built for Open MPI: the test runs in the
+# Open MPI configuration and skips itself under MPICH). Idempotent: installs only missing packages, and
 # refreshes the package index only when something is missing. Runs as root (CI) or through
 # sudo. CUDA is not installed here: the CUDA backend is built when nvcc is present.
 set -euo pipefail
 
 packages=(build-essential gfortran cmake ninja-build pkg-config libopenmpi-dev openmpi-bin
-          libmpich-dev mpich libgtest-dev python3 pocl-opencl-icd ocl-icd-opencl-dev opencl-headers)
+          libmpich-dev mpich libgtest-dev python3 pocl-opencl-icd ocl-icd-opencl-dev opencl-headers
+          python3-mpi4py python3-numpy)
 
 missing=()
 for package in "${packages[@]}"; do
