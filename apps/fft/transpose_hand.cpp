@@ -23,6 +23,13 @@ class HandTranspose final : public Transpose {
     if (stage) {
       host_send_ = apps::Buffer(apps::MemoryKind::kPinned, packed_send_.size());
       host_recv_ = apps::Buffer(apps::MemoryKind::kPinned, packed_recv_.size());
+    } else {
+      // A CUDA-aware Open MPI 5.0 copies the process's own block of MPI_Alltoallv with the CPU
+      // (ompi_datatype_sndrcv), which crashes on device memory: the own block is copied here, as
+      // users of that library do, and the library moves the others.
+      MPI_Comm_rank(comm, &self_);
+      self_count_ = send_counts_[static_cast<std::size_t>(self_)];
+      send_counts_[static_cast<std::size_t>(self_)] = recv_counts_[static_cast<std::size_t>(self_)] = 0;
     }
   }
 
@@ -33,6 +40,10 @@ class HandTranspose final : public Transpose {
       apps::copy(host_send_.data(), packed_send_.data(), packed_send_.size());
     else
       apps::synchronize();
+    if (self_count_ > 0)
+      apps::copy(packed_recv_.data() + recv_displs_[static_cast<std::size_t>(self_)] * kComplex,
+                 packed_send_.data() + send_displs_[static_cast<std::size_t>(self_)] * kComplex,
+                 static_cast<std::size_t>(self_count_) * kComplex);
     PMPI_Alltoallv(stage ? host_send_.data() : packed_send_.data(), send_counts_.data(), send_displs_.data(),
                    MPI_C_DOUBLE_COMPLEX, stage ? host_recv_.data() : packed_recv_.data(), recv_counts_.data(),
                    recv_displs_.data(), MPI_C_DOUBLE_COMPLEX, comm_);
@@ -46,6 +57,7 @@ class HandTranspose final : public Transpose {
   MPI_Comm comm_;
   apps::BoxList send_, recv_;
   std::vector<int> send_counts_, recv_counts_, send_displs_, recv_displs_;
+  int self_ = 0, self_count_ = 0;  // the own block copied apart from the library's call
   apps::Buffer packed_send_, packed_recv_, host_send_, host_recv_;
 };
 

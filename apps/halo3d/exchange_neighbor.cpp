@@ -12,8 +12,16 @@ class NeighborExchange final : public Exchange {
       recv_.push_back(apps::subarray(d.array(), d.ghost({-dir[0], -dir[1], -dir[2]}), MPI_DOUBLE));
     }
     const int k = static_cast<int>(d.directions.size());
-    MPI_Dist_graph_create_adjacent(comm, k, d.from.data(), MPI_UNWEIGHTED, k, d.to.data(), MPI_UNWEIGHTED,
+    // The graph is made from a communicator without a topology: Open MPI 5.0 keeps the Cartesian
+    // flag on a graph made from a Cartesian communicator (open-mpi/ompi#14438), and its queries and
+    // neighbourhood collectives on it then fail or crash. Same ranks, by the split's key.
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm plain;
+    MPI_Comm_split(comm, 0, rank, &plain);
+    MPI_Dist_graph_create_adjacent(plain, k, d.from.data(), MPI_UNWEIGHTED, k, d.to.data(), MPI_UNWEIGHTED,
                                    MPI_INFO_NULL, 0, &graph_);
+    MPI_Comm_free(&plain);
   }
   ~NeighborExchange() override {
     for (std::size_t i = 0; i < send_.size(); ++i) MPI_Type_free(&send_[i]), MPI_Type_free(&recv_[i]);
