@@ -93,12 +93,14 @@ function(gddt_split_nodes_environment out_var ranks_per_node)
   set(environment GDDT_NODE_SPLIT=${ranks_per_node} GDDT_P2P_HOST=gddt GDDT_PACK_HOST=gddt GDDT_COLLECTIVE_HOST=gddt)
   _gddt_detect_open_mpi(is_open_mpi)
   if(is_open_mpi)
-    # cuda_copy lets UCX's TCP transport take device buffers; a UCX without CUDA warns of it.
+    # cuda_copy lets UCX's TCP transport take device buffers; a UCX without CUDA warns of it. UCX
+    # leaves the loopback interface out of TCP unless told, and a machine may have no other.
     set(ucx_transports tcp,self)
     if(GDDT_HAVE_CUDA)
       string(APPEND ucx_transports ,cuda_copy)
     endif()
-    list(APPEND environment OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include=lo UCX_TLS=${ucx_transports})
+    list(APPEND environment OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include=lo UCX_TLS=${ucx_transports}
+         UCX_TCP_LOOPBACK_ENABLE=y)
   else()
     list(APPEND environment MPIR_CVAR_NOLOCAL=1)
   endif()
