@@ -101,6 +101,11 @@ function(gddt_split_nodes_environment out_var ranks_per_node)
     endif()
     list(APPEND environment OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include=lo UCX_TLS=${ucx_transports}
          UCX_TCP_LOOPBACK_ENABLE=y)
+    # Open MPI's UCX PML takes only the transports and devices of its own lists (InfiniBand, CUDA
+    # IPC) unless told any will do: over TCP alone it declines, and where it is forced no PML opens.
+    if(MPIEXEC_PREFLAGS MATCHES "pml;ucx")
+      list(APPEND environment OMPI_MCA_opal_common_ucx_tls=any OMPI_MCA_opal_common_ucx_devices=any)
+    endif()
   else()
     list(APPEND environment MPIR_CVAR_NOLOCAL=1)
   endif()

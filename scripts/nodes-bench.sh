@@ -101,7 +101,8 @@ if [[ -n $bundle_build && -f .devdeps/cuda-mpi/env.sh ]]; then
   for transports in tcp,self,cuda_copy sm,self,cuda_copy,cuda_ipc; do
     name=bundle-${transports%%,*}
     bundle=(mpiexec --allow-run-as-root -n 2 -x LD_LIBRARY_PATH -x UCX_MODULE_DIR --mca pml ucx
-            -x UCX_TLS=$transports -x UCX_TCP_LOOPBACK_ENABLE=y -x GDDT_NODE_SPLIT=1 -x GDDT_STATS=1)
+            -x UCX_TLS=$transports -x UCX_TCP_LOOPBACK_ENABLE=y --mca opal_common_ucx_tls any
+            --mca opal_common_ucx_devices any -x GDDT_NODE_SPLIT=1 -x GDDT_STATS=1)
     echo "=== CUDA-aware bundle, UCX_TLS=$transports: gddt's packed device bytes against contig-device"
     # contig-device in this job: the bundle moves device buffers though its query answers 0.
     (source .devdeps/cuda-mpi/env.sh &&
