@@ -1,4 +1,4 @@
-#include "protocol/peers.hpp"
+#include "protocol/peer/peers.hpp"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -27,8 +27,8 @@
 #include "core/event_pool.hpp"
 #include "core/log.hpp"
 #include "protocol/cuda_awareness.hpp"
-#include "protocol/lending.hpp"
-#include "protocol/node_identity.hpp"
+#include "protocol/peer/lending.hpp"
+#include "protocol/peer/node_identity.hpp"
 #include "pack/engine.hpp"
 #include "type/wire.hpp"
 
