@@ -1,5 +1,3 @@
-#include "protocol/peer/peers.hpp"
-
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -7,29 +5,28 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <climits>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
 #include <map>
-#include <tuple>
+#include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "core/config.hpp"
 #include "core/counters.hpp"
-#include "core/event_pool.hpp"
 #include "core/log.hpp"
 #include "protocol/cuda_awareness.hpp"
-#include "protocol/peer/lending.hpp"
+#include "protocol/peer/internal.hpp"
 #include "protocol/peer/node_identity.hpp"
-#include "pack/engine.hpp"
 #include "type/wire.hpp"
 
 namespace gddt::protocol {
@@ -38,78 +35,17 @@ namespace peers {
 
 std::atomic<bool> detail::active{false};
 
-namespace {
-
-// The backend the engine picks for windows between two buffers of `memory` (one always exists for
-// host and for device memory).
-const pack::Backend& within(gddt_memory_type_t memory) { return *pack::backend_for(memory, memory); }
-
-// --- the node's table in shared memory ---
-
-constexpr int kMostLocal = 512;
-constexpr int kMostGpus = 8;
-
-enum Seal : int { kUnsealed = 0, kAllGddt = 1, kRaw = 2 };
-
-// The lent slots of a process (the direct plane): one word each in its node entry, moved on by the
-// sender and its receiver as lending.hpp says.
-constexpr int kLentSlots = 128;
-
-// A receiver's request that a sender write into its buffer: the receive's Header (its buffer named
-// as a CUDA IPC export, its count and the packed bytes to move) with its layout after it, in a cell
-// of the receiver's node entry. Layouts larger than a cell are read instead.
-constexpr int kWriteCells = 4;
-constexpr std::size_t kWriteCellBytes = 2560;
-struct WriteCell {
-  std::atomic<int> taken;
-  lending::AnswerCell answer;
-  std::uint32_t bytes;
-  char request[kWriteCellBytes];
-};
-
 std::int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
-struct NodeEntry {
-  std::atomic<int> world_rank_plus_one;  // 0 until the process has passed MPI_Init
-  int gpus;
-  gpu::DeviceUuid uuids[kMostGpus];  // the GPUs the process sees, written before its world rank
-  std::int64_t staged_part;          // its chunk size for the staged plane, written likewise
-  // Where its device receives land: 1 + the index in `uuids` of the GPU of its latest one, 0 before
-  // the first. Senders read it to tell whether CUDA IPC would cross between two GPUs.
-  std::atomic<int> receiving_gpu_plus_one;
-  // The direct plane: the state of each send that lends its buffer, by slot (lending.hpp), and when
-  // the process as a receiver last resolved a marker of the direct plane (steady clock, ns).
-  lending::Slot lent[kLentSlots];
-  std::atomic<std::int64_t> resolved_direct_ns;
-  // The cell (receiver's node slot * kWriteCells + cell) asking the sender of each lent slot to
-  // write, set before the slot turns asked.
-  std::atomic<std::int32_t> asked_by[kLentSlots];
-  WriteCell write_cells[kWriteCells];
-};
-
-struct NodeTable {
-  std::atomic<int> seal;
-  std::atomic<int> registered;
-  std::atomic<int> departed;
-  NodeEntry entries[kMostLocal];
-};
-
-struct Node {
-  NodeTable* table = nullptr;
-  std::string name;
-  int slot = -1;
-  int local_size = 0;
-  bool all_gddt = false;
-  std::unordered_map<int, int> slot_of_world_rank;  // the node's processes
-};
-
 Node& node() {
   static Node* instance = new Node;
   return *instance;
 }
+
+namespace {
 
 // This process's lent slots (the direct plane) not in use, and the generation each had last.
 struct LentSlots {
@@ -126,9 +62,10 @@ LentSlots& lent_slots() {
   return *instance;
 }
 
+}  // namespace
+
 lending::Slot& lent_state(int owner, int slot) { return node().table->entries[owner].lent[slot]; }
 
-// Takes an idle slot and posts it at its next generation; false when every slot is lent.
 bool take_lent_slot(int* slot, std::uint32_t* generation) {
   LentSlots& slots = lent_slots();
   std::lock_guard<std::mutex> lock(slots.mutex);
@@ -146,19 +83,19 @@ void give_lent_slot(int slot) {
   slots.idle.push_back(slot);
 }
 
-// This process's part size for the staged plane: its staging chunk, within what one MPI message
-// counts in an int.
 std::int64_t own_staged_part() {
   return static_cast<std::int64_t>(std::min<std::uint64_t>(config::staging_chunk(), INT_MAX));
 }
+
+namespace {
 
 // The version of the protocol's messages (the header's layout and what each plane does): processes
 // of different versions register in different tables, so that neither reaches the launcher's count
 // and both keep the raw format. Raise it with every change to them.
 constexpr int kProtocolVersion = 4;
 
-// The job's processes of a node share their parent (the launcher's daemon on the node); its start
-// time tells apart daemons whose process ids were reused.
+}  // namespace
+
 std::string node_table_name() {
   const pid_t parent = getppid();
   std::ifstream stat("/proc/" + std::to_string(parent) + "/stat");
@@ -175,12 +112,6 @@ std::string node_table_name() {
          std::to_string(parent) + "-" + started;
 }
 
-// Opens this job's node table, `name`: made here (mode 0600 whatever the umask) where no process of
-// the job made it yet, else the one another made, trusted only if it is this user's own: a regular
-// shared memory object of this user, of mode 0600, empty or of the table's size. Its name can be
-// guessed, and another user who made it first could feed the job CUDA IPC handles and markers.
-// -1 where it is not trusted or cannot be had; the peer protocol then stays off for the node (no
-// process of the job registers in a table it refuses, so none finds every process registered).
 int open_node_table(const std::string& name) {
   int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd >= 0 && fchmod(fd, 0600) == 0) return fd;
@@ -207,50 +138,10 @@ int open_node_table(const std::string& name) {
   return -1;
 }
 
-// A receive can tell a marker only by its status: where MPI_Isendrecv's status is empty (MPICH 4.0),
-// a marker it received could not be told from data, so the node stays on the raw format.
 bool protocol_wanted() {
   return config::peers() == config::Peers::kAuto && !config::settings().disable && exchange_statuses_complete() &&
          (gpu::available() || host_through_gddt());
 }
-
-}  // namespace
-
-// --- agreed communicators and their private twins ---
-
-// Kept by the table of agreed communicators and by the operations posted on one (Operation::
-// channel), so that a communicator freed with operations pending keeps its twins until they
-// complete: the last holder frees them.
-struct Channel : std::enable_shared_from_this<Channel> {
-  MPI_Comm headers = MPI_COMM_NULL;  // headers, tagged with the user's tag
-  MPI_Comm data = MPI_COMM_NULL;     // completions, tagged with the transfer
-  std::vector<int> slot_of_rank;     // each rank's entry in the node table
-  int rank = 0;                      // this process's
-  std::atomic<std::uint64_t> next_sequence{0};  // of this process's markers on the communicator
-  std::mutex stash_mutex;
-  // Headers taken off the header twin before their markers were resolved, by (source, tag,
-  // sequence): receives complete, and are resolved, in any order.
-  std::map<std::tuple<int, int, std::uint64_t>, std::vector<char>> stash;
-
-  Channel() = default;
-  Channel(const Channel&) = delete;
-  Channel& operator=(const Channel&) = delete;
-  // An operation that outlived MPI_Finalize leaves the twins to the library's end.
-  ~Channel() {
-    int finalized = 0;
-    PMPI_Finalized(&finalized);
-    if (finalized) return;
-    if (headers != MPI_COMM_NULL) PMPI_Comm_free(&headers);
-    if (data != MPI_COMM_NULL) PMPI_Comm_free(&data);
-  }
-};
-
-namespace {
-
-struct Channels {
-  std::shared_mutex mutex;
-  std::unordered_map<std::uint64_t, std::shared_ptr<Channel>> of_comm;
-};
 
 Channels& channels() {
   static Channels* instance = new Channels;
@@ -271,7 +162,6 @@ Channel* channel_of(MPI_Comm comm) {
   return found == all.of_comm.end() ? nullptr : found->second.get();
 }
 
-// Collective over `comm`: every member decides alike, from the node table they share.
 void agree(MPI_Comm comm) {
   Node& n = node();
   if (!n.all_gddt || comm == MPI_COMM_NULL) return;
@@ -309,18 +199,8 @@ void agree(MPI_Comm comm) {
   counters::add(counters::Counter::kPeerAgreedComms, 1);
 }
 
-// --- events that order a receiver's read after the sender's pack ---
+namespace {
 
-// A sender records one after queueing the pack of a message read through CUDA IPC, so that the
-// header and marker leave while the GPU packs and the receiver's GPU, not the sender's host, waits
-// for the pack. Each is lent to one transfer until its release (the receiver has waited for it by
-// then), at most kMostPackEvents at once; beyond, the sender waits for its pack itself.
-struct PackEvent {
-  gpu::Event event = nullptr;
-  int device = -1;
-  std::uint32_t id = 0;  // unique in this process; 0 for none
-  unsigned char handle[gpu::kIpcHandleBytes] = {};
-};
 constexpr std::uint32_t kMostPackEvents = 256;
 
 struct PackEvents {
@@ -329,16 +209,21 @@ struct PackEvents {
   std::uint32_t made = 0;
 };
 
-// Events recorded after the packs of a staged message's parts.
+}  // namespace
+
 gpu::EventPool& part_events() {
   static gpu::EventPool* instance = new gpu::EventPool;
   return *instance;
 }
 
+namespace {
+
 PackEvents& pack_events() {
   static PackEvents* instance = new PackEvents;
   return *instance;
 }
+
+}  // namespace
 
 bool take_pack_event(int device, PackEvent* taken) {
   PackEvents& events = pack_events();
@@ -372,24 +257,11 @@ void destroy_pack_events() {
   events.idle.clear();
 }
 
-// --- requests that outlive their sends ---
-
-// A request of gddt's own with what it needs alive until it completes: the bytes a send reads, the
-// staging a receiver reads through CUDA IPC until its release message comes.
-struct Pending {
-  MPI_Request request = MPI_REQUEST_NULL;
-  std::vector<char> bytes;
-  std::shared_ptr<Staging> staging;  // shared by the parts of a staged message
-  std::int64_t scratch_held = 0;  // device scratch counted in scratch_held_for_ipc
-  PackEvent pack_event;           // lent to the transfer until its release (id 0: none)
-};
-
-// Device scratch that transfers through CUDA IPC hold until their release: at most half of
-// GDDT_POOL_DEVICE_MAX (a window of 64 messages of 4 MiB with the default), so that the raw format,
-// which new messages take beyond it, still finds scratch for its own pipeline.
 std::atomic<std::int64_t> scratch_held_for_ipc{0};
 
 std::int64_t ipc_scratch_budget() { return static_cast<std::int64_t>(config::settings().pool_device_max / 2); }
+
+namespace {
 
 // What a transfer held goes back once its request completed.
 void retire(const Pending& entry) {
@@ -402,12 +274,7 @@ void retire(const Pending& entry) {
   scratch_held_for_ipc.fetch_sub(entry.scratch_held);
 }
 
-struct Lingering {
-  std::mutex mutex;
-  std::atomic<bool> any{false};
-  std::vector<Pending> pending;
-  std::uint64_t retired = 0;  // entries completed so far
-};
+}  // namespace
 
 Lingering& lingering() {
   static Lingering* instance = new Lingering;
@@ -460,6 +327,8 @@ std::uint64_t lingering_retired() {
   return l.retired;
 }
 
+namespace {
+
 // A receiver reads a sender's scratch through CUDA IPC until it sends the release, which needs the
 // sender alive: MPI_Finalize waits for releases up to this long (a receive never posted, which MPI
 // calls erroneous, must not hold the process for ever).
@@ -468,9 +337,8 @@ constexpr double kReleaseWaitSeconds = 10.0;
 // Only transfers through CUDA IPC hold scratch for the receiver.
 bool awaits_release(const Pending& entry) { return entry.scratch_held > 0; }
 
-// At MPI_Finalize: waits for the releases still due, then leaves what never completed (a message
-// its receiver never took) to the library, its memory kept to the end since the library may still
-// read it.
+}  // namespace
+
 void abandon_lingering() {
   const double start = PMPI_Wtime();
   Lingering& l = lingering();
@@ -501,59 +369,17 @@ void abandon_lingering() {
   l.any.store(false, std::memory_order_release);
 }
 
-// --- the header ---
-
-// Where the packed bytes wait for the receiver: in the header; in device scratch of the sender,
-// read through CUDA IPC; in a message on the data twin; not packed at all, the receiver reading
-// the sender's own buffer through CUDA IPC (the sender's layout follows the header).
-enum class Plane : std::uint8_t { kInline = 1, kIpc = 2, kStaged = 3, kDirect = 4 };
-
-constexpr std::uint32_t kMagic = 0x67646470;  // "gddp"
-
-struct Header {
-  std::uint32_t magic = kMagic;
-  Plane plane = Plane::kInline;
-  std::int32_t transfer = 0;
-  std::uint64_t sequence = 0;  // the marker's
-  std::int64_t bytes = 0;  // packed bytes of the message
-  std::int64_t part = 0;   // the staged plane: packed bytes per data message (the last may hold fewer)
-  // CUDA IPC: where the packed bytes (the direct plane: the user's buffer) are in the sender's
-  // allocation.
-  std::int64_t offset = 0;
-  // The direct plane: the elements of the sender's datatype, whose layout's bytes follow the header,
-  // and the state of the lending in the node table (the sender's entry, its slot and generation).
-  std::int64_t count = 0;
-  std::uint64_t layout_bytes = 0;
-  std::int32_t lent_owner = -1;
-  std::int32_t lent_slot = -1;
-  std::uint32_t lent_generation = 0;
-  std::uint64_t buffer_id = 0;
-  std::int32_t pid = 0;
-  std::uint64_t base = 0;  // the allocation's address in the sender (a message to itself reads there)
-  gpu::DeviceUuid uuid;
-  unsigned char handle[gpu::kIpcHandleBytes] = {};
-  // The event recorded after the pack, which the receiver's GPU waits for before it reads (id 0:
-  // the bytes were in place when the header left): opened by its handle, or used as it is (`local`)
-  // by a receiver in the sender's own process.
-  std::uint32_t event_id = 0;
-  std::uint64_t event_local = 0;
-  unsigned char event_handle[gpu::kIpcHandleBytes] = {};
-};
+namespace {
 
 std::atomic<std::uint32_t> next_transfer{0};
 
-// Tags on the data twin, within what every library allows (MPI_TAG_UB >= 32767): a transfer's data
-// message goes from sender to receiver with its number, its release from receiver to sender with
-// the number plus kReleaseTags, so the two directions never match each other's.
-constexpr int kReleaseTags = 16384;
+}  // namespace
+
 int new_transfer() {
   return static_cast<int>(next_transfer.fetch_add(1, std::memory_order_relaxed) % (kReleaseTags - 1)) + 1;
 }
 
-// The byte count of a direct-plane copy's header where the sender could not make the copy.
-constexpr std::int64_t kNoCopy = -1;
-
-// --- CUDA IPC caches ---
+namespace {
 
 struct Exports {
   std::mutex mutex;
@@ -564,6 +390,8 @@ Exports& exports() {
   static Exports* instance = new Exports;
   return *instance;
 }
+
+}  // namespace
 
 Status export_of(const void* pointer, gpu::IpcExport* exported) {
   std::uint64_t id = 0;
@@ -583,8 +411,6 @@ Status export_of(const void* pointer, gpu::IpcExport* exported) {
   return GDDT_OK;
 }
 
-// Names in the header what the receiver maps through CUDA IPC: the exported allocation (its GPU,
-// handle and id) and where `at` lies in it.
 Status name_in_export(const gpu::IpcExport& exported, const void* at, Header* header) {
   GDDT_CHECK(gpu::device_uuid(exported.device, &header->uuid));
   header->pid = static_cast<std::int32_t>(getpid());
@@ -595,19 +421,22 @@ Status name_in_export(const gpu::IpcExport& exported, const void* at, Header* he
   return GDDT_OK;
 }
 
+namespace {
+
 // The most pieces of a layout that travels in the header of the direct plane (beyond, the sender
 // packs) or in a receiver's request to write (beyond, the receiver reads); a piece is 144 bytes.
 constexpr std::size_t kDirectMostPieces = 64;
 
-// What the user queued on the legacy default stream before the call is done, so that another
-// process's GPU reads or writes the buffer only after it (gddt's own kernels are ordered after that
-// stream alike).
+}  // namespace
+
 Status user_work_done(int device) {
   gpu::DeviceGuard guard(device);
   bool idle = false;
   GDDT_CHECK(gpu::legacy_stream_idle(&idle));
   return idle ? GDDT_OK : gpu::stream_synchronize(gpu::legacy_stream());
 }
+
+namespace {
 
 // Mappings of other processes' allocations, keyed by process, allocation id and the GPU that maps
 // it. A mapping keeps the other process's memory allocated after it frees it, so only so many stay
@@ -664,8 +493,8 @@ Status mapping_of(const Header& header, int device, void** base) {
   return GDDT_OK;
 }
 
-// From the first gathered unpack until queue_gathered launched them all, the mappings they read
-// stay open.
+}  // namespace
+
 void keep_mappings_for_gathering() {
   if (gathering) return;
   gathering = true;
@@ -683,7 +512,7 @@ void end_keeping_mappings() {
   if (--m.gathering_threads == 0) m.kept_from = std::numeric_limits<std::uint64_t>::max();
 }
 
-// --- releases held until the unpacks reading the sender's scratch are done ---
+namespace {
 
 // A receiver that leaves the unpacks of several messages read through CUDA IPC running together
 // (MPI_Waitall) sends each release once an event recorded after its unpack has passed.
@@ -723,7 +552,8 @@ bool hold_release(gpu::Stream stream, MPI_Comm data, int sender, int transfer) {
   return true;
 }
 
-// Sends the held releases whose unpacks are done (all of them, waiting, with `wait`).
+}  // namespace
+
 void send_held_releases(bool wait) {
   HeldReleases& h = held_releases();
   if (!h.any.load(std::memory_order_acquire)) return;
@@ -756,6 +586,8 @@ void close_mappings() {
   m.open.clear();
 }
 
+namespace {
+
 // Other processes' pack events opened here, keyed by process, event id and the GPU that waits.
 struct OpenedEvents {
   std::mutex mutex;
@@ -767,7 +599,8 @@ OpenedEvents& opened_events() {
   return *instance;
 }
 
-// The sender's pack event of `header` as GPU `device` of this process waits for it.
+}  // namespace
+
 Status pack_event_of(const Header& header, int device, gpu::Event* event) {
   if (header.pid == static_cast<std::int32_t>(getpid())) {
     *event = reinterpret_cast<gpu::Event>(static_cast<std::uintptr_t>(header.event_local));
@@ -793,6 +626,8 @@ void close_opened_events() {
   opened.open.clear();
 }
 
+namespace {
+
 // Whether the process at `slot` of the node table sees GPU `uuid`.
 bool sees_gpu(int slot, const gpu::DeviceUuid& uuid) {
   const NodeEntry& entry = node().table->entries[slot];
@@ -815,15 +650,15 @@ int receiving_gpu(int slot) {
 // them ("resource already mapped", seen in the point-to-point storm test).
 constexpr std::uint64_t kDirectLeastAllocation = std::uint64_t{2} << 20;
 
-// Whether another process's GPU may reach `message`'s buffer in place (a lent send's, a receive's
-// asked to be written): its span lies in a device allocation CUDA IPC exports (*exported) of at
-// least kDirectLeastAllocation bytes, and its layout has at most kDirectMostPieces pieces (encoded
-// into *wire).
+}  // namespace
+
 bool reachable_in_place(const Message& message, gpu::IpcExport* exported, std::vector<char>* wire) {
   const char* first = static_cast<const char*>(message.buffer) + message.span_lb();
   return export_of(first, exported) == GDDT_OK && exported->size >= kDirectLeastAllocation &&
          type::encode_layout(*message.layout, kDirectMostPieces, wire);
 }
+
+namespace {
 
 // GDDT_IPC=auto's model, from the measurements in performance.md: CUDA IPC wins where the
 // receiver reads across NVLink from another GPU and the library would cross the host twice (two
@@ -845,25 +680,20 @@ bool ipc_model_wins(int sender_device, int receiver_slot, bool lends, std::uint6
 // The largest message GDDT_IPC=auto lends to a receiver on another GPU.
 constexpr std::int64_t kDirectAcrossMost = (1 << 20) - 1;
 
-// Whether GDDT_IPC=auto lends a buffer (the direct plane) rather than packing it into scratch:
-// always to a receiver on the sender's own GPU; to one on another GPU below 1 MiB. Between two
-// H200s over NVLink the direct plane took 0.7-0.8x the scratch plane's time for single messages
-// of 64 KiB and the halo exchange of 62 KiB faces (115 against 150 us), while from 1 MiB the
-// scratch plane moved windows 1.2-4x faster (the receiver's kernel gathering small words across
-// the link reads far more than it keeps: 4 MiB of the 3-D face 27 against 107 GB/s;
-// performance.md). GDDT_IPC=on lends wherever the direct plane may.
+}  // namespace
+
 bool lends_to(int sender_device, int receiver_slot, std::int64_t bytes) {
   return config::ipc() == config::Ipc::kOn || receiving_gpu(receiver_slot) == sender_device ||
          bytes <= kDirectAcrossMost;
 }
 
+namespace {
+
 // Receives of a staged message's parts posted ahead of the one being unpacked.
 constexpr std::int64_t kStagedPartsAhead = 4;
 
-// The staged plane's part size between this process and `peer` of the channel: the larger of the
-// two sides' own (GDDT_STAGING_CHUNK, a gddt-tune profile's measured chunk, raised to
-// GDDT_STAGING_CHUNK_MIN), so that neither pays the per-message cost of parts smaller than its
-// curves call for.
+}  // namespace
+
 std::int64_t agreed_staged_part(const Channel& channel, int peer) {
   std::int64_t part = own_staged_part();
   if (peer >= 0 && peer < static_cast<int>(channel.slot_of_rank.size()))
@@ -871,7 +701,7 @@ std::int64_t agreed_staged_part(const Channel& channel, int peer) {
   return part;
 }
 
-// --- receiving ---
+namespace {
 
 // Receives the next header from (source, tag) off the header twin (sent before its marker, so it
 // is there or on its way).
@@ -975,9 +805,8 @@ int reading_gpu(const Message& message, const Header& header, int source) {
   return source;
 }
 
-// Where the buffer that `named` names (an offset in another process's exported allocation, or in
-// this process's own) is for GPU `device` of this process: mapped through CUDA IPC, or the address
-// itself where the allocation is this process's.
+}  // namespace
+
 Status map_named(const Header& named, int device, char** at) {
   void* base = reinterpret_cast<void*>(static_cast<std::uintptr_t>(named.base));
   if (named.pid != static_cast<std::int32_t>(getpid())) GDDT_CHECK(mapping_of(named, device, &base));
@@ -985,9 +814,6 @@ Status map_named(const Header& named, int device, char** at) {
   return GDDT_OK;
 }
 
-// Where the bytes that `header` names (its offset in the sender's allocation) are for this
-// process, and the GPU that reads them into the receive of `message` (reading_gpu): mapped through
-// CUDA IPC, or the sender's own address where the sender is this process.
 Status reach_sender(const Message& message, const Header& header, int* device, char** at) {
   const int source = gpu::device_of(header.uuid);
   if (source < 0) return GDDT_ERR_NO_DEVICE;
@@ -996,13 +822,10 @@ Status reach_sender(const Message& message, const Header& header, int* device, c
   return map_named(header, *device, at);
 }
 
-// Whether GPU `device` writes the receive buffer of `message` itself (else through staging).
 bool writes_directly(const Message& message, int device) {
   return message.kind.type == GDDT_MEMORY_PINNED || (message.kind.is_device() && message.kind.device == device);
 }
 
-// Copies `bytes` packed bytes that the GPU of `stream` reads at `packed` into staging where the
-// receive buffer can be written from, then unpacks them there, once what `stream` had queued is done.
 Status land_and_unpack(Operation& operation, const void* packed, std::int64_t bytes, gpu::Stream stream) {
   const Message& message = operation.message;
   Staging landing;
@@ -1013,6 +836,8 @@ Status land_and_unpack(Operation& operation, const void* packed, std::int64_t by
   return unpack_message(message, landing, bytes, nullptr, meanwhile_for(operation), operation.ordering);
 }
 
+namespace {
+
 // gddt's stream of GPU `device` (the current one), made to wait for the sender's pack of `header`.
 Status stream_after_pack(const Header& header, int device, gpu::Stream* stream) {
   GDDT_CHECK(gpu::library_stream(device, stream));
@@ -1022,9 +847,8 @@ Status stream_after_pack(const Header& header, int device, gpu::Stream* stream) 
   return gpu::stream_wait_event(*stream, packed_event);
 }
 
-// Releases the sender's scratch of `transfer` once the unpack queued on `reading` (null: none) has
-// read it: held (*held) until an event recorded after the unpack has passed (send_held_releases),
-// else after waiting for `reading` here, whose failure becomes *outcome unless it holds one.
+}  // namespace
+
 Status release_scratch(gpu::Stream reading, MPI_Comm data, int sender, int transfer, Status* outcome, bool* held) {
   *held = reading != nullptr && hold_release(reading, data, sender, transfer);
   if (*held) return GDDT_OK;
@@ -1037,14 +861,8 @@ Status release_scratch(gpu::Stream reading, MPI_Comm data, int sender, int trans
                                                                                                : GDDT_ERR_MPI;
 }
 
-// Unpacks `bytes` packed bytes that lie in the sender's device scratch, mapped here through CUDA
-// IPC: one kernel reading them across where the receive buffer is device-accessible on the GPU
-// that reads (or pinned), else a copy into staging first. With `queued_on`, the kernel may be left
-// running: *queued_on is then its stream (null when the bytes are in place). With `gather`, that
-// kernel is not launched but described there (gather->operation set), its stream waiting for the
-// sender's pack, for queue_gathered to launch with others.
 Status unpack_remote(Operation& operation, const Header& header, std::int64_t bytes, gpu::Stream* queued_on,
-                     GatheredUnpack* gather = nullptr) {
+                     GatheredUnpack* gather) {
   const Message& message = operation.message;
   int device = -1;
   char* packed = nullptr;
@@ -1076,6 +894,8 @@ Status unpack_remote(Operation& operation, const Header& header, std::int64_t by
   return GDDT_OK;
 }
 
+namespace {
+
 // The largest message whose unpack out of a sender's scratch waits to share a launch. Across two
 // H200s (performance.md) shared launches moved windows of 64-256 KiB 1.04-1.23x as fast and the
 // halo exchange's persistent sends in 0.74-0.77x the time; from 1 MiB windows ran 0.88-0.95x as
@@ -1083,14 +903,7 @@ Status unpack_remote(Operation& operation, const Header& header, std::int64_t by
 // is done where alone each starts as soon as its own is.
 constexpr std::int64_t kGatheredMost = (1 << 20) - 1;
 
-// Layouts of other processes' buffers (the direct plane), by their bytes, so that one read again
-// keeps what the backends attached to it (the CUDA backend's piece table on the GPU): at most
-// kMostRemoteLayouts, all forgotten when full (those in use live on with their messages).
-constexpr std::size_t kMostRemoteLayouts = 256;
-struct RemoteLayouts {
-  std::mutex mutex;
-  std::map<std::string, std::shared_ptr<const type::Layout>> by_bytes;
-};
+}  // namespace
 
 RemoteLayouts& remote_layouts() {
   static auto* instance = new RemoteLayouts;
@@ -1114,10 +927,6 @@ Status remote_layout(const char* wire, std::size_t size, std::shared_ptr<const t
   return GDDT_OK;
 }
 
-// Queues on `stream` one kernel moving the first `bytes` packed bytes of `from` into `to`, both
-// reachable from the stream's GPU: the pack of `from` into a contiguous `to`, the unpack of `to`
-// out of a contiguous `from`, or the backend's transcribe from one layout into the other.
-// *served is false where none can (the transcribe declines); nothing is queued then.
 Status move_in_one_kernel(const Message& from, const Message& to, std::int64_t bytes, gpu::Stream stream,
                           bool* served) {
   const pack::Backend& backend = within(GDDT_MEMORY_DEVICE);
@@ -1130,6 +939,8 @@ Status move_in_one_kernel(const Message& from, const Message& to, std::int64_t b
   if (backend.transcribe == nullptr) return GDDT_OK;
   return backend.transcribe(read, from.buffer, written, to.buffer, stream, served);
 }
+
+namespace {
 
 // Moves the first `bytes` packed bytes of the sender's own buffer (the direct plane; `theirs`: its
 // layout and count), mapped here through CUDA IPC, into the receive buffer on the GPU that reads
@@ -1175,8 +986,6 @@ Status read_lent(Operation& operation, const Header& header, Message theirs, std
   counters::add(counters::Counter::kPeerIpcBytes, bytes);
   return GDDT_OK;
 }
-
-// --- the direct plane written by the sender ---
 
 // This process's sends waiting for their receivers (settle_lent), by lent slot: a receiver's request
 // to write is served by whichever of this process's waits polls first (serve_asked_writes).
@@ -1224,9 +1033,8 @@ Status write_lent(const PeerSend& send, const char* request_bytes, std::size_t s
   return GDDT_OK;
 }
 
-// Serves the requests to write that receivers put to this process's waiting sends: claims each
-// (lending::claim), writes and answers written; where the write fails, answers declined and the
-// receiver reads.
+}  // namespace
+
 void serve_asked_writes() {
   Writers& w = writers();
   if (w.waiting.load(std::memory_order_acquire) == 0) return;
@@ -1250,9 +1058,6 @@ void serve_asked_writes() {
   }
 }
 
-// Receives the parts of a staged message, each unpacked (the first `bytes` packed bytes in all) while
-// the next ones arrive: on the GPU, queued on its stream; by this thread otherwise. Every part is
-// received whatever happens to the unpacks, so that none is left on the data twin.
 Status receive_staged(Operation& operation, const Header& header, int source, Channel& channel, std::int64_t bytes) {
   counters::Stopwatch moving(counters::Counter::kPeerRecvMoveNs);
   // The parts land in the staging the marker was received into where it holds them all (its marker
@@ -1296,6 +1101,8 @@ Status receive_staged(Operation& operation, const Header& header, int source, Ch
   }
   return outcome;
 }
+
+namespace {
 
 // Takes the copy a sender of the direct plane sent instead of lending its buffer (send_copy): its
 // header on the data twin, then the bytes as the CUDA IPC plane or the staged plane has them, of
@@ -1398,9 +1205,8 @@ bool ask_writer(const Operation& operation, const Header& header, std::int64_t m
   return asked;
 }
 
-// Resolves a marker of the direct plane: takes the sender's lending (header.lent_*) and moves its
-// buffer's first `moved` packed bytes (none: only marks it done), read here or, where asks_to_write
-// says so, written by the sender; or, where the sender took the buffer back first, takes its copy.
+}  // namespace
+
 Status resolve_lent(Operation& operation, const Header& header, const std::vector<char>& bytes, int source,
                     Channel& channel, std::int64_t moved) {
   if (bytes.size() != sizeof header + header.layout_bytes || header.lent_owner < 0 ||
@@ -1427,10 +1233,6 @@ Status resolve_lent(Operation& operation, const Header& header, const std::vecto
   lending::finish_reading(state, header.lent_generation);
   return read;
 }
-
-}  // namespace
-
-// --- setting up and tearing down ---
 
 void before_init() {
   if (!protocol_wanted()) return;
@@ -1537,11 +1339,8 @@ constexpr double kStagingPatienceSeconds = 0.01;
 // do not wait again (their receiver may be busy elsewhere for long).
 std::atomic<std::uint64_t> futile_at{~std::uint64_t{0}};
 
-// Staging for a staged send: device scratch of GPU `device` where the parts go GPU to GPU
-// (on_device), else pinned host memory. Sent parts keep theirs until the receiver took them, which
-// in a window of large messages can spend the pool's limit while earlier parts still cross; taking
-// slower memory then costs more than waiting for them, so the send first drives the library's
-// progress while parts keep completing.
+}  // namespace
+
 Status take_staged_send_staging(Staging& staging, bool on_device, int device, std::int64_t bytes) {
   auto take = [&] { return on_device ? staging.acquire_device(device, bytes) : staging.acquire_pinned(bytes); };
   if (gpu::available() && take() == GDDT_OK) return GDDT_OK;
@@ -1566,11 +1365,7 @@ Status take_staged_send_staging(Staging& staging, bool on_device, int device, st
   return staging.acquire(&route, device, bytes);
 }
 
-}  // namespace
-
 void release_unpacked() { send_held_releases(false); }
-
-// --- sending ---
 
 bool agreed(MPI_Comm comm) { return channel_of(comm) != nullptr; }
 
@@ -1630,10 +1425,8 @@ std::uint64_t stamp_marker(Channel& channel, PeerSend* send) {
   return sequence;
 }
 
-// Packs a message that its receiver reads through CUDA IPC into `staging` (scratch of GPU
-// `device`). Where the GPU packs it, the pack is left running: an event recorded after it, lent as
-// *event, goes in *header for the receiver's GPU to wait for, and the send waits for the pack when
-// it completes (finish_send). Without an event to lend, it waits now.
+}  // namespace
+
 Status queue_ipc_pack(Operation& operation, const Staging& staging, int device, Header* header, PackEvent* event) {
   gpu::Stream stream = nullptr;
   const gpu::WhileWaiting meanwhile = meanwhile_for(operation);
@@ -1653,11 +1446,6 @@ Status queue_ipc_pack(Operation& operation, const Staging& staging, int device, 
   return gpu::stream_wait(stream, meanwhile);
 }
 
-// Packs and sends the parts of a staged message whose header is out. Where the GPU packs them
-// (one launch each on the message's stream), the packs of up to kStagedPartsAhead parts are
-// queued ahead of the part being sent, each followed by an event that the send of its part
-// waits for: the GPU packs the next parts while a part crosses, and the receiver unpacks the one
-// before. Elsewhere each part is packed, then sent.
 Status send_staged(Operation& operation, Channel& channel, int dest, const Header& header,
                    const std::shared_ptr<Staging>& staging) {
   const Message& message = operation.message;
@@ -1703,8 +1491,6 @@ Status send_staged(Operation& operation, Channel& channel, int dest, const Heade
   return outcome;
 }
 
-// Exposes the packed bytes in `staging` through CUDA IPC (the header's plane and names); false
-// where the staging is not device scratch CUDA IPC exports.
 bool expose_scratch(const Staging& staging, Header* header) {
   gpu::IpcExport exported;
   if (staging.kind().type != GDDT_MEMORY_DEVICE || export_of(staging.data(), &exported) != GDDT_OK ||
@@ -1714,7 +1500,6 @@ bool expose_scratch(const Staging& staging, Header* header) {
   return true;
 }
 
-// Keeps the scratch of a message exposed through CUDA IPC until the receiver's release.
 Status hold_until_release(Channel& channel, int dest, const Header& header, std::shared_ptr<Staging> staging,
                           PackEvent pack_event) {
   Pending pending;
@@ -1729,11 +1514,6 @@ Status hold_until_release(Channel& channel, int dest, const Header& header, std:
   return GDDT_OK;
 }
 
-// Whether the receiver may read this send's own buffer (the direct plane): a device allocation that
-// CUDA IPC exports, of a send whose request may wait for the receiver, with a layout small enough
-// to travel in the header (appended to *wire). Not through a CUDA-aware library: its own CUDA IPC
-// may have mapped the user's allocation in the receiver already, and a process maps an allocation
-// once ("resource already mapped", seen through UCX).
 bool lends_user_buffer(const Operation& operation, gpu::IpcExport* lent, std::vector<char>* wire) {
   const Message& message = operation.message;
   if (operation.route != Route::kPeerIpc || !operation.peer->lends_buffer || !config::settings().peer_direct ||
@@ -1744,8 +1524,6 @@ bool lends_user_buffer(const Operation& operation, gpu::IpcExport* lent, std::ve
   return reachable_in_place(message, lent, wire);
 }
 
-// Posts the header of the direct plane, with the sender's layout after it: the receiver may read
-// the user's buffer from now on until the send settles the lending (finish_send).
 Status post_lent(Operation& operation, Channel& channel, Header& header, const gpu::IpcExport& lent,
                  const std::vector<char>& wire, int slot, std::uint32_t generation) {
   PeerSend& send = *operation.peer;
@@ -1780,6 +1558,8 @@ Status post_lent(Operation& operation, Channel& channel, Header& header, const g
   counters::add(counters::Counter::kPeerDirectSends, 1);
   return GDDT_OK;
 }
+
+namespace {
 
 // The direct plane's way back where the send completes before its receiver began to read: the
 // message packed now into device scratch of the transfer's own, exposed as the CUDA IPC plane does
@@ -1831,12 +1611,8 @@ Status send_copy(PeerSend& send) {
   return GDDT_OK;
 }
 
-// Ends a send's lending of its buffer (the direct plane) before the send completes: waits while
-// the receiver reads it or has it written (serve_asked_writes); where the receiver has not begun,
-// waits up to GDDT_PEER_DIRECT_PATIENCE microseconds for it to, if it resolved a marker of the
-// direct plane within that time before; else takes the buffer back and sends a copy (send_copy).
-// Every wait is bounded by the patience or by a move under way, never by the receiver's next MPI
-// call, so no program MPI lets finish hangs.
+}  // namespace
+
 Status settle_lent(PeerSend& send) {
   send.lent = false;
   lending::Slot& state = lent_state(node().slot, send.lent_slot);
@@ -1876,8 +1652,6 @@ Status settle_lent(PeerSend& send) {
   give_lent_slot(send.lent_slot);
   return copy ? send_copy(send) : GDDT_OK;
 }
-
-}  // namespace
 
 Status finish_send(PeerSend& send) {
   const Status lent = send.lent ? settle_lent(send) : GDDT_OK;
@@ -1960,8 +1734,6 @@ Status post_header(Operation& operation) {
   }
   return GDDT_OK;
 }
-
-// --- receiving ---
 
 Status resolve(Operation& operation, const MPI_Status& status, bool* handled, gpu::Stream* queued_on,
                std::vector<GatheredUnpack>* gathered) {
