@@ -42,73 +42,6 @@ namespace {
 // packs) or in a receiver's request to write (beyond, the receiver reads); a piece is 144 bytes.
 constexpr std::size_t kDirectMostPieces = 64;
 
-// A receiver that leaves the unpacks of several messages read through CUDA IPC running together
-// (MPI_Waitall) sends each release once an event recorded after its unpack has passed.
-struct HeldRelease {
-  gpu::Event unpacked = nullptr;
-  gpu::Stream stream = nullptr;  // where `unpacked` was recorded
-  MPI_Comm data = MPI_COMM_NULL;
-  int sender = 0;
-  int transfer = 0;
-};
-
-struct HeldReleases {
-  std::mutex mutex;
-  std::atomic<bool> any{false};
-  std::vector<HeldRelease> held;
-  gpu::EventPool events;
-};
-
-HeldReleases& held_releases() {
-  static HeldReleases* instance = new HeldReleases;
-  return *instance;
-}
-
-// Holds the release of `transfer` to `sender` until the work now queued on `stream` is done; false
-// where no event could be had (the caller then waits and sends it itself).
-bool hold_release(gpu::Stream stream, MPI_Comm data, int sender, int transfer) {
-  HeldReleases& h = held_releases();
-  const gpu::Event event = h.events.take(stream);
-  if (event == nullptr) return false;
-  if (gpu::event_record(event, stream) != GDDT_OK) {
-    h.events.give(stream, event);
-    return false;
-  }
-  std::lock_guard<std::mutex> lock(h.mutex);
-  h.held.push_back(HeldRelease{event, stream, data, sender, transfer});
-  h.any.store(true, std::memory_order_release);
-  return true;
-}
-
-}  // namespace
-
-void send_held_releases(bool wait) {
-  HeldReleases& h = held_releases();
-  if (!h.any.load(std::memory_order_acquire)) return;
-  std::vector<HeldRelease> due;
-  {
-    std::lock_guard<std::mutex> lock(h.mutex);
-    auto ready = std::stable_partition(h.held.begin(), h.held.end(), [wait](const HeldRelease& release) {
-      bool done = true;
-      if (wait) {
-        gpu::event_synchronize(release.unpacked);
-      } else {
-        gpu::event_query(release.unpacked, &done);
-      }
-      return !done;
-    });
-    due.assign(ready, h.held.end());
-    h.held.erase(ready, h.held.end());
-    for (const HeldRelease& release : due) h.events.give(release.stream, release.unpacked);
-    h.any.store(!h.held.empty(), std::memory_order_release);
-  }
-  counters::Stopwatch releasing(counters::Counter::kPeerRecvReleaseNs);
-  for (const HeldRelease& release : due)
-    PMPI_Send(nullptr, 0, MPI_BYTE, release.sender, kReleaseTags + release.transfer, release.data);
-}
-
-namespace {
-
 // Whether the process at `slot` of the node table sees GPU `uuid`.
 bool sees_gpu(int slot, const gpu::DeviceUuid& uuid) {
   const NodeEntry& entry = node().table->entries[slot];
@@ -322,18 +255,6 @@ Status stream_after_pack(const Header& header, int device, gpu::Stream* stream) 
 }
 
 }  // namespace
-
-Status release_scratch(gpu::Stream reading, MPI_Comm data, int sender, int transfer, Status* outcome, bool* held) {
-  *held = reading != nullptr && hold_release(reading, data, sender, transfer);
-  if (*held) return GDDT_OK;
-  if (reading != nullptr) {
-    const Status read = gpu::stream_synchronize(reading);
-    if (!is_error(*outcome)) *outcome = read;
-  }
-  counters::Stopwatch releasing(counters::Counter::kPeerRecvReleaseNs);
-  return PMPI_Send(nullptr, 0, MPI_BYTE, sender, kReleaseTags + transfer, data) == MPI_SUCCESS ? GDDT_OK
-                                                                                               : GDDT_ERR_MPI;
-}
 
 Status unpack_remote(Operation& operation, const Header& header, std::int64_t bytes, gpu::Stream* queued_on,
                      GatheredUnpack* gather) {
@@ -838,8 +759,6 @@ Status take_staged_send_staging(Staging& staging, bool on_device, int device, st
   Route route = Route::kHostStaged;
   return staging.acquire(&route, device, bytes);
 }
-
-void release_unpacked() { send_held_releases(false); }
 
 bool awaits_ipc(const Message& message) {
   const config::Ipc mode = config::ipc();
