@@ -1,3 +1,5 @@
+// Setting up and tearing down (peers.hpp): registering on the node and sealing it, agreeing on
+// communicators as they are made and dropping them as they are freed, MPI_Finalize, progress.
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -11,9 +13,7 @@
 #include "protocol/peer/internal.hpp"
 #include "protocol/peer/node_identity.hpp"
 
-namespace gddt::protocol {
-
-namespace peers {
+namespace gddt::protocol::peers {
 
 void before_init() {
   if (!protocol_wanted()) return;
@@ -111,6 +111,4 @@ void progress() {
   complete_lingering();
 }
 
-}  // namespace peers
-
-}  // namespace gddt::protocol
+}  // namespace gddt::protocol::peers
