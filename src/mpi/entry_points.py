@@ -465,7 +465,7 @@ def fortran_guard(row):
 
 
 # Intercepted in C only: the communicator constructors and MPI_Init, where gddt agrees on its peer
-# protocol (protocol/peers.hpp). Their Fortran entry points call the library's own, as blocking
+# protocol (protocol/peer/peers.hpp). Their Fortran entry points call the library's own, as blocking
 # rows do: a Fortran program never registers as a peer, so its communicators keep the raw format.
 FORTRAN_AS_BLOCKING = {"MPI_Init", "MPI_Init_thread", "MPI_Comm_dup", "MPI_Comm_dup_with_info", "MPI_Comm_split",
                        "MPI_Comm_split_type", "MPI_Comm_create", "MPI_Comm_create_group", "MPI_Cart_create",

@@ -1,12 +1,12 @@
 // gddt's implementations of MPI_Init and of the communicator constructors and destructors: where
-// gddt processes agree on their peer protocol (protocol/peers.hpp). Each constructor is the
+// gddt processes agree on their peer protocol (protocol/peer/peers.hpp). Each constructor is the
 // library's call, then the agreement on the new communicator, which is collective over it as the
 // constructor is.
 #include <mpi.h>
 
 #include "mpi/entry_points.hpp"
 #include "mpi/interpose.hpp"
-#include "protocol/peers.hpp"
+#include "protocol/peer/peers.hpp"
 
 namespace gddt::mpi::entry {
 

@@ -17,7 +17,7 @@
 #include "pack/backend.hpp"
 #include "protocol/cuda_awareness.hpp"
 #include "protocol/deferred.hpp"
-#include "protocol/peers.hpp"
+#include "protocol/peer/peers.hpp"
 #include "protocol/requests.hpp"
 #include "protocol/transport.hpp"
 #include "type/contents.hpp"

@@ -12,7 +12,7 @@
 
 #include "core/memory.hpp"
 #include "protocol/deferred.hpp"
-#include "protocol/peers.hpp"
+#include "protocol/peer/peers.hpp"
 #include "type/datatype.hpp"
 
 namespace gddt::mpi::p2p {
@@ -35,7 +35,7 @@ extern std::atomic<Passage> passage;
 // caller's arguments in place. So the named-type test looks at one slot only, and kAll is
 // tested apart, first, where it needs no register of its own.
 // Between gddt peers a send of exactly kMarkerBytes and a receive of kMarkerBytes or more need a
-// look (protocol/peers.hpp); other plain host traffic passes as ever.
+// look (protocol/peer/peers.hpp); other plain host traffic passes as ever.
 __attribute__((always_inline)) inline bool clear_of_markers(int count, MPI_Datatype datatype, bool receive) {
   if (!protocol::peers::active()) return true;
   const std::uint64_t bytes = static_cast<std::uint64_t>(count) * type::plain_named_size_quick(datatype);

@@ -11,7 +11,7 @@
 #include "core/config.hpp"
 #include "core/handle_key.hpp"
 #include "core/hooks.hpp"
-#include "protocol/peers.hpp"
+#include "protocol/peer/peers.hpp"
 #include "protocol/transport.hpp"
 
 namespace gddt::protocol {

@@ -16,7 +16,7 @@
 namespace gddt::protocol {
 
 namespace peers {
-struct Channel;  // peers.cpp: an agreed communicator's private twins
+struct Channel;  // peer/internal.hpp: an agreed communicator's private twins
 }  // namespace peers
 
 // How an operation ended for its user: gddt's status of its own work, or the error the MPI library
@@ -50,8 +50,8 @@ struct PeerSend {
   // The stream where the pack of the user's buffer may still run (CUDA IPC), until finish_send.
   gpu::Stream packing = nullptr;
   bool lends_buffer = false;  // Call::lends_buffer
-  // The direct plane (peers.cpp): the receiver may read the user's buffer itself until the send
-  // settles its lending in `lent_slot` of the node table (finish_send).
+  // The direct plane (peer/direct_send.cpp): the receiver may read the user's buffer itself until
+  // the send settles its lending in `lent_slot` of the node table (finish_send).
   bool lent = false;
   int lent_slot = -1;
   std::uint32_t lent_generation = 0;
@@ -61,7 +61,8 @@ struct PeerSend {
   PeerSend() = default;
   PeerSend(const PeerSend&) = delete;
   PeerSend& operator=(const PeerSend&) = delete;
-  // Requests still in flight keep their buffers until the library completes them (peers.cpp).
+  // Requests still in flight keep their buffers until the library completes them
+  // (peer/lingering.cpp).
   ~PeerSend();
 };
 

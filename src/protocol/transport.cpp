@@ -8,7 +8,7 @@
 #include "core/config.hpp"
 #include "core/counters.hpp"
 #include "protocol/cuda_awareness.hpp"
-#include "protocol/peers.hpp"
+#include "protocol/peer/peers.hpp"
 #include "protocol/transfer.hpp"
 
 namespace gddt::protocol {

@@ -1,7 +1,7 @@
-// The peer protocol's node table (protocol/peers.cpp) is trusted only if it is this user's own. Its
-// name is predictable (the uid, the parent process and its start time), so another user could make
-// the shared memory object first and feed the job CUDA IPC handles; gddt must then refuse it, keep
-// the peer protocol off for the job and communicate as before (the raw format).
+// The peer protocol's node table (protocol/peer/node_table.cpp) is trusted only if it is this
+// user's own. Its name is predictable (the uid, the parent process and its start time), so another
+// user could make the shared memory object first and feed the job CUDA IPC handles; gddt must then
+// refuse it, keep the peer protocol off for the job and communicate as before (the raw format).
 //   --table own            nothing made first: gddt makes the table under the name this test
 //                          derives, and messages between the ranks take the peer protocol
 //   --table foreign-mode   every rank makes the name first, mode 0666, before MPI_Init

@@ -127,7 +127,7 @@ void expect_delta(long long got, long long want, const std::string& what) {
   expect(got == want, what + ": " + std::to_string(got) + ", expected " + std::to_string(want));
 }
 
-// Constructors agree (peers.cpp) on a communicator of one node's ranks only.
+// Constructors agree (protocol/peer/channels.cpp) on a communicator of one node's ranks only.
 void agreement(const Context& context, const TypeCatalog&, const Nodes& n) {
   const Paths before;
   MPI_Comm node = MPI_COMM_NULL, across = MPI_COMM_NULL, world = MPI_COMM_NULL;

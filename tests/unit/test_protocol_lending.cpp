@@ -1,5 +1,5 @@
-// The lent-slot state machine of the direct plane (protocol/lending.hpp): each way a lending can
-// end, step by step, then a sender and a receiver in two threads taking random turns over many
+// The lent-slot state machine of the direct plane (protocol/peer/lending.hpp): each way a lending
+// can end, step by step, then a sender and a receiver in two threads taking random turns over many
 // generations of one slot, both sides agreeing on how each ended and neither waiting for ever.
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "protocol/lending.hpp"
+#include "protocol/peer/lending.hpp"
 
 namespace gddt::protocol::lending {
 namespace {

@@ -1,4 +1,4 @@
-#include "protocol/node_identity.hpp"
+#include "protocol/peer/node_identity.hpp"
 
 #include <algorithm>
 #include <cstdlib>

@@ -1,5 +1,5 @@
 // Which processes share this process's node, as the peer protocol sees it: those that register in
-// one node table (peers.cpp), between which messages may leave the MPI library for gddt's own
+// one node table (node_table.cpp), between which messages may leave the MPI library for gddt's own
 // planes and CUDA IPC. By default that is the launcher's node. GDDT_NODE_SPLIT=N cuts it into runs
 // of N consecutive world ranks, so that a job on one machine behaves as one spread over nodes:
 // ranks of other runs are then remote to gddt, and their messages take the library's path between

@@ -1,6 +1,7 @@
-// How a lent buffer (the direct plane of the peer protocol, peers.cpp) changes hands: one word in
-// the node's shared memory per lent slot, which the sender and its receiver, two processes, move on
-// by compare-and-swap, and the answer the sender leaves in the receiver's cell when asked to write.
+// How a lent buffer (the direct plane of the peer protocol: direct_send.cpp, direct_receive.cpp)
+// changes hands: one word in the node's shared memory per lent slot, which the sender and its
+// receiver, two processes, move on by compare-and-swap, and the answer the sender leaves in the
+// receiver's cell when asked to write.
 // The word holds the slot's generation (which send it is) above its state:
 //
 //   posted --(sender waits in an MPI call)--> waiting --(receiver asks)--> asked

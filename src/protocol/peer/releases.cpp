@@ -1,0 +1,93 @@
+// Releases held until the unpacks reading the sender's scratch are done (internal.hpp).
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <vector>
+
+#include "core/counters.hpp"
+#include "protocol/peer/internal.hpp"
+
+namespace gddt::protocol::peers {
+
+namespace {
+
+// A receiver that leaves the unpacks of several messages read through CUDA IPC running together
+// (MPI_Waitall) sends each release once an event recorded after its unpack has passed.
+struct HeldRelease {
+  gpu::Event unpacked = nullptr;
+  gpu::Stream stream = nullptr;  // where `unpacked` was recorded
+  MPI_Comm data = MPI_COMM_NULL;
+  int sender = 0;
+  int transfer = 0;
+};
+
+struct HeldReleases {
+  std::mutex mutex;
+  std::atomic<bool> any{false};
+  std::vector<HeldRelease> held;
+  gpu::EventPool events;
+};
+
+HeldReleases& held_releases() {
+  static HeldReleases* instance = new HeldReleases;
+  return *instance;
+}
+
+// Holds the release of `transfer` to `sender` until the work now queued on `stream` is done; false
+// where no event could be had (the caller then waits and sends it itself).
+bool hold_release(gpu::Stream stream, MPI_Comm data, int sender, int transfer) {
+  HeldReleases& h = held_releases();
+  const gpu::Event event = h.events.take(stream);
+  if (event == nullptr) return false;
+  if (gpu::event_record(event, stream) != GDDT_OK) {
+    h.events.give(stream, event);
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(h.mutex);
+  h.held.push_back(HeldRelease{event, stream, data, sender, transfer});
+  h.any.store(true, std::memory_order_release);
+  return true;
+}
+
+}  // namespace
+
+void send_held_releases(bool wait) {
+  HeldReleases& h = held_releases();
+  if (!h.any.load(std::memory_order_acquire)) return;
+  std::vector<HeldRelease> due;
+  {
+    std::lock_guard<std::mutex> lock(h.mutex);
+    auto ready = std::stable_partition(h.held.begin(), h.held.end(), [wait](const HeldRelease& release) {
+      bool done = true;
+      if (wait) {
+        gpu::event_synchronize(release.unpacked);
+      } else {
+        gpu::event_query(release.unpacked, &done);
+      }
+      return !done;
+    });
+    due.assign(ready, h.held.end());
+    h.held.erase(ready, h.held.end());
+    for (const HeldRelease& release : due) h.events.give(release.stream, release.unpacked);
+    h.any.store(!h.held.empty(), std::memory_order_release);
+  }
+  counters::Stopwatch releasing(counters::Counter::kPeerRecvReleaseNs);
+  for (const HeldRelease& release : due)
+    PMPI_Send(nullptr, 0, MPI_BYTE, release.sender, kReleaseTags + release.transfer, release.data);
+}
+
+Status release_scratch(gpu::Stream reading, MPI_Comm data, int sender, int transfer, Status* outcome, bool* held) {
+  *held = reading != nullptr && hold_release(reading, data, sender, transfer);
+  if (*held) return GDDT_OK;
+  if (reading != nullptr) {
+    const Status read = gpu::stream_synchronize(reading);
+    if (!is_error(*outcome)) *outcome = read;
+  }
+  counters::Stopwatch releasing(counters::Counter::kPeerRecvReleaseNs);
+  return PMPI_Send(nullptr, 0, MPI_BYTE, sender, kReleaseTags + transfer, data) == MPI_SUCCESS ? GDDT_OK
+                                                                                               : GDDT_ERR_MPI;
+}
+
+void release_unpacked() { send_held_releases(false); }
+
+}  // namespace gddt::protocol::peers

@@ -1,0 +1,113 @@
+// Which route a send takes (internal.hpp): the peer protocol's planes where the receiver is a
+// peer, GDDT_IPC=auto's model of when CUDA IPC wins, and the GPUs the node's processes receive on.
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <vector>
+
+#include "core/config.hpp"
+#include "protocol/cuda_awareness.hpp"
+#include "protocol/peer/internal.hpp"
+#include "type/wire.hpp"
+
+namespace gddt::protocol::peers {
+
+namespace {
+
+// Whether the process at `slot` of the node table sees GPU `uuid`.
+bool sees_gpu(int slot, const gpu::DeviceUuid& uuid) {
+  const NodeEntry& entry = node().table->entries[slot];
+  for (int i = 0; i < std::min(entry.gpus, kMostGpus); ++i)
+    if (entry.uuids[i] == uuid) return true;
+  return false;
+}
+
+// The GPU, in this process's numbering, of the latest device receive of the process at `slot`: -1
+// before its first, or where this process does not see that GPU.
+int receiving_gpu(int slot) {
+  const NodeEntry& entry = node().table->entries[slot];
+  const int index = entry.receiving_gpu_plus_one.load(std::memory_order_relaxed) - 1;
+  if (index < 0 || index >= std::min(entry.gpus, kMostGpus)) return -1;
+  return gpu::device_of(entry.uuids[index]);
+}
+
+// The smallest allocation the direct plane lends: CUDA carves smaller cudaMalloc allocations out
+// of shared 2 MiB blocks, whose IPC handles open one mapping, so a receiver can map only one of
+// them ("resource already mapped", seen in the point-to-point storm test).
+constexpr std::uint64_t kDirectLeastAllocation = std::uint64_t{2} << 20;
+
+// The most pieces of a layout that travels in the header of the direct plane (beyond, the sender
+// packs) or in a receiver's request to write (beyond, the receiver reads); a piece is 144 bytes.
+constexpr std::size_t kDirectMostPieces = 64;
+
+// GDDT_IPC=auto's model, from the measurements in performance.md: CUDA IPC wins where the
+// receiver reads across NVLink from another GPU and the library would cross the host twice (two
+// H200s, system Open MPI: from 64 KiB on, 7-36x at 1-4 MiB; awaits_ipc rules out CUDA-aware
+// libraries, whose copy engines and the raw format's sets of packs won windows, 1 MiB: 146 against
+// 53 GB/s). Between ranks sharing one GPU every message's kernels wait for the other process's
+// context: a packing sender's windows of 64 KiB to 1 MiB ran 1.7-12x slower than the raw format,
+// while the direct plane (no kernel on the sender) ran 8-30x faster from 1 MiB; so there only sends
+// that may lend their buffer (`lends`) and that are large enough to be lent (whose span fills an
+// allocation the direct plane takes) go through CUDA IPC.
+bool ipc_model_wins(int sender_device, int receiver_slot, bool lends, std::uint64_t bytes) {
+  const int receiver_device = receiving_gpu(receiver_slot);
+  if (receiver_device < 0) return false;
+  if (receiver_device == sender_device)
+    return lends && config::settings().peer_direct && bytes >= kDirectLeastAllocation;
+  return gpu::can_access_peer(receiver_device, sender_device);
+}
+
+// The largest message GDDT_IPC=auto lends to a receiver on another GPU.
+constexpr std::int64_t kDirectAcrossMost = (1 << 20) - 1;
+
+}  // namespace
+
+bool awaits_ipc(const Message& message) {
+  const config::Ipc mode = config::ipc();
+  return (mode == config::Ipc::kOn || (mode == config::Ipc::kAuto && !library_cuda_aware())) &&
+         message.kind.is_device() && static_cast<std::uint64_t>(message.bytes()) >= config::settings().peer_ipc_min;
+}
+
+void note_receive(const Message& message) {
+  static std::atomic<int> published{0};
+  if (!message.kind.is_device() || !node().all_gddt) return;
+  const int device_plus_one = message.kind.device + 1;
+  if (published.load(std::memory_order_relaxed) == device_plus_one) return;
+  published.store(device_plus_one, std::memory_order_relaxed);
+  Node& n = node();
+  gpu::DeviceUuid uuid;
+  if (gpu::device_uuid(message.kind.device, &uuid) != GDDT_OK) return;
+  NodeEntry& mine = n.table->entries[n.slot];
+  for (int i = 0; i < std::min(mine.gpus, kMostGpus); ++i)
+    if (mine.uuids[i] == uuid) mine.receiving_gpu_plus_one.store(i + 1, std::memory_order_relaxed);
+}
+
+bool reachable_in_place(const Message& message, gpu::IpcExport* exported, std::vector<char>* wire) {
+  const char* first = static_cast<const char*>(message.buffer) + message.span_lb();
+  return export_of(first, exported) == GDDT_OK && exported->size >= kDirectLeastAllocation &&
+         type::encode_layout(*message.layout, kDirectMostPieces, wire);
+}
+
+bool lends_to(int sender_device, int receiver_slot, std::int64_t bytes) {
+  return config::ipc() == config::Ipc::kOn || receiving_gpu(receiver_slot) == sender_device ||
+         bytes <= kDirectAcrossMost;
+}
+
+Route route_for_send(const Message& message, const Call& call, MPI_Comm comm) {
+  if (!active() || call.peer < 0 || message.bytes() < kMarkerBytes) return Route::kForward;
+  Channel* channel = channel_of(comm);
+  if (channel == nullptr || call.peer >= static_cast<int>(channel->slot_of_rank.size())) return Route::kForward;
+  const auto bytes = static_cast<std::uint64_t>(message.bytes());
+  const bool small = bytes <= config::settings().peer_inline_max;
+  if (bytes == kMarkerBytes || (host_through_gddt() && small)) return Route::kPeerInline;
+  if (awaits_ipc(message) && bytes <= INT_MAX && scratch_held_for_ipc.load() + message.bytes() <= ipc_scratch_budget()) {
+    const int slot = channel->slot_of_rank[static_cast<std::size_t>(call.peer)];
+    gpu::DeviceUuid uuid;
+    if (gpu::device_uuid(message.kind.device, &uuid) == GDDT_OK && sees_gpu(slot, uuid) &&
+        (config::ipc() == config::Ipc::kOn || ipc_model_wins(message.kind.device, slot, call.lends_buffer, bytes)))
+      return Route::kPeerIpc;
+  }
+  return host_through_gddt() && bytes <= INT_MAX ? Route::kPeerStaged : Route::kForward;
+}
+
+}  // namespace gddt::protocol::peers
