@@ -1,6 +1,6 @@
 // gddt-bench-receive-hole: what gddt's receive staging costs on Open MPI 4, where it is
 // described by a datatype of its N bytes, a one-byte hole and one more byte instead of N
-// contiguous bytes (docs/design.md, point-to-point). Host-memory ping-pong between two ranks of
+// contiguous bytes (docs/design/protocol.md, point-to-point). Host-memory ping-pong between two ranks of
 // the library alone (the program links MPI only), the two receive descriptions in turns, median
 // of several runs per size; prints one-way microseconds and their ratio.
 //   mpiexec -n 2 gddt-bench-receive-hole [runs]

@@ -7,14 +7,11 @@
 // function or a flag once the stream has passed the operation.
 #include <cuda_runtime.h>
 
-#include <algorithm>
-#include <atomic>
-#include <mutex>
-#include <unordered_map>
 #include <vector>
 
 #include "core/log.hpp"
 #include "device_api/errors.hpp"
+#include "device_api/stream_ordered_pool.hpp"
 #include "gddt/gddt_device.h"
 
 struct gddt_stream_request_s;
@@ -25,227 +22,11 @@ namespace {
 // One block packs or unpacks a message staged in the ring (the device API's block scope);
 // larger messages go direct, packed by gddt's own kernels.
 constexpr int kThreads = 512;
-constexpr int kRecordsPerSlab = 256;
 // Requests one wait kernel takes: one block each, so their unpacks run side by side.
 constexpr int kWaitBatch = 32;
 
-// Device memory, one per operation: what its wait kernel needs of the post kernel.
-struct Record {
-  gddt_device_request_t request;
-  gddt_device_comm_t comm;
-};
-
-// Mapped host memory beside each record.
-struct Mirror {
-  gddt_device_status_t status;  // read by the host function filling an MPI_Status
-  unsigned int done;            // set by the last kernel of an operation whose record a flag releases
-};
-
-struct Slot {
-  Record* record;
-  Mirror* mirror;
-  Mirror* mirror_device;
-};
-
-// A datatype's device handle, shared by the operations and graphs using it: released last by
-// whichever of them ends last, often inside a host function, where no CUDA call is allowed,
-// so the handle waits in `retired` for the next call from a host thread.
-struct TypeRef {
-  gddt_device_type_t type;
-  std::atomic<int> refs;
-};
-
-// The pool, the operations in flight, the retired handles and the named-type table; host
-// functions take it too, so no CUDA call is made while it is held.
-std::mutex mutex;
-std::mutex setup_mutex;  // the keyvals and the error word
-std::vector<Slot> free_slots;
-// Operations without a status, outside capture: their last kernel sets the mirror's done flag,
-// which the next enqueue call sees, so the stream pays no host function for them.
-std::vector<std::pair<Slot, TypeRef*>> in_flight;
-std::vector<TypeRef*> retired;
-std::unordered_map<MPI_Datatype, TypeRef*> named_types;  // predefined types take no attributes
-int comm_keyval = MPI_KEYVAL_INVALID;
-int type_keyval = MPI_KEYVAL_INVALID;
-// An error a kernel met while its stream ran an operation (mapped host memory, never freed:
-// graphs may outlive every communicator); the next enqueue call returns it.
-int* error_word = nullptr;
-int* error_word_device = nullptr;
-
-struct StreamComm {
-  cudaStream_t stream;
-  gddt_device_comm_t device;
-};
-
-void release_type(TypeRef* ref) {
-  if (ref == nullptr || ref->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  std::lock_guard<std::mutex> lock(mutex);
-  retired.push_back(ref);
-}
-
-void give_slot(const Slot& slot);
-
-// Releases what the streams have passed; called on host threads only.
-void reap() {
-  std::vector<std::pair<Slot, TypeRef*>> finished;
-  std::vector<TypeRef*> done;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto pending = [](const std::pair<Slot, TypeRef*>& op) {
-      return __atomic_load_n(&op.first.mirror->done, __ATOMIC_ACQUIRE) == 0;
-    };
-    auto first = std::stable_partition(in_flight.begin(), in_flight.end(), pending);
-    finished.assign(first, in_flight.end());
-    in_flight.erase(first, in_flight.end());
-  }
-  for (const auto& [slot, type] : finished) {
-    give_slot(slot);
-    release_type(type);
-  }
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    done.swap(retired);
-  }
-  for (TypeRef* ref : done) {
-    gddt_device_type_free(&ref->type);
-    delete ref;
-  }
-}
-
-// Allocations made while a stream of this thread may be capturing: relaxed mode allows them.
-class RelaxedCapture {
- public:
-  RelaxedCapture() { cudaThreadExchangeStreamCaptureMode(&mode_); }
-  ~RelaxedCapture() { cudaThreadExchangeStreamCaptureMode(&mode_); }
-
- private:
-  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
-};
-
-int take_slot(Slot* slot) {
-  auto take = [&]() {
-    *slot = free_slots.back();
-    free_slots.pop_back();
-    slot->mirror->done = 0;
-  };
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (!free_slots.empty()) return take(), MPI_SUCCESS;
-  }
-  // Allocated without the lock: a host function waiting for it must not wait for a CUDA call.
-  RelaxedCapture relaxed;
-  Record* records = nullptr;
-  Mirror* mirrors = nullptr;
-  Mirror* mirrors_device = nullptr;
-  if (cudaMalloc(&records, sizeof(Record) * kRecordsPerSlab) != cudaSuccess) return MPI_ERR_NO_MEM;
-  if (cudaHostAlloc(&mirrors, sizeof(Mirror) * kRecordsPerSlab, cudaHostAllocMapped) != cudaSuccess ||
-      cudaHostGetDevicePointer(&mirrors_device, mirrors, 0) != cudaSuccess) {
-    cudaFree(records);
-    return MPI_ERR_NO_MEM;
-  }
-  std::lock_guard<std::mutex> lock(mutex);
-  for (int i = 0; i < kRecordsPerSlab; ++i) free_slots.push_back(Slot{records + i, mirrors + i, mirrors_device + i});
-  take();
-  return MPI_SUCCESS;
-}
-
-void give_slot(const Slot& slot) {
-  std::lock_guard<std::mutex> lock(mutex);
-  free_slots.push_back(slot);
-}
-
-int make_error_word() {
-  if (error_word != nullptr) return MPI_SUCCESS;
-  RelaxedCapture relaxed;
-  if (cudaHostAlloc(&error_word, sizeof(int), cudaHostAllocMapped) != cudaSuccess) return MPI_ERR_NO_MEM;
-  *error_word = MPI_SUCCESS;
-  if (cudaHostGetDevicePointer(&error_word_device, error_word, 0) != cudaSuccess) return MPI_ERR_OTHER;
-  return MPI_SUCCESS;
-}
-
-int take_error() {
-  if (error_word == nullptr) return MPI_SUCCESS;
-  return __atomic_exchange_n(error_word, MPI_SUCCESS, __ATOMIC_ACQ_REL);
-}
-
-int delete_comm_attribute(MPI_Comm, int, void* value, void*) {
-  auto* comm = static_cast<StreamComm*>(value);
-  gddt_device_comm_free(&comm->device);
-  delete comm;
-  reap();
-  return MPI_SUCCESS;
-}
-
-int delete_type_attribute(MPI_Datatype, int, void* value, void*) {
-  release_type(static_cast<TypeRef*>(value));
-  return MPI_SUCCESS;
-}
-
-int make_keyvals() {
-  std::lock_guard<std::mutex> lock(setup_mutex);
-  if (comm_keyval == MPI_KEYVAL_INVALID &&
-      PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_comm_attribute, &comm_keyval, nullptr) != MPI_SUCCESS)
-    return MPI_ERR_OTHER;
-  if (type_keyval == MPI_KEYVAL_INVALID &&
-      PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, delete_type_attribute, &type_keyval, nullptr) != MPI_SUCCESS)
-    return MPI_ERR_OTHER;
-  return make_error_word();
-}
-
 // Raises `cls` through the communicator's error handler, as an MPI call would.
 int raise(MPI_Comm comm, int cls, const char* why) { return device_api::raise(comm, cls, "stream-ordered call", why); }
-
-int stream_comm_of(MPI_Comm comm, StreamComm** out) {
-  if (comm == MPI_COMM_NULL || comm_keyval == MPI_KEYVAL_INVALID) return MPI_ERR_COMM;
-  int found = 0;
-  void* value = nullptr;
-  if (PMPI_Comm_get_attr(comm, comm_keyval, &value, &found) != MPI_SUCCESS || !found) return MPI_ERR_COMM;
-  *out = static_cast<StreamComm*>(value);
-  return MPI_SUCCESS;
-}
-
-// The device handle of `datatype` with a reference for the caller: made once per datatype and
-// kept on it as an attribute (freed with it), predefined ones in a table.
-int type_ref_of(MPI_Datatype datatype, TypeRef** out) {
-  int ni = 0, na = 0, nd = 0, combiner = 0;
-  if (PMPI_Type_get_envelope(datatype, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return MPI_ERR_TYPE;
-  const bool named = combiner == MPI_COMBINER_NAMED;
-  TypeRef* ref = nullptr;
-  if (named) {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = named_types.find(datatype);
-    if (it != named_types.end()) ref = it->second;
-  } else {
-    int found = 0;
-    void* value = nullptr;
-    if (PMPI_Type_get_attr(datatype, type_keyval, &value, &found) != MPI_SUCCESS) return MPI_ERR_TYPE;
-    if (found) ref = static_cast<TypeRef*>(value);
-  }
-  if (ref == nullptr) {
-    ref = new TypeRef{};
-    ref->refs.store(1, std::memory_order_relaxed);  // the attribute's or the table's
-    int rc;
-    {
-      RelaxedCapture relaxed;
-      rc = gddt_device_type_create(datatype, &ref->type);
-    }
-    if (rc != MPI_SUCCESS) {
-      delete ref;
-      return rc;
-    }
-    if (named) {
-      std::lock_guard<std::mutex> lock(mutex);
-      named_types.emplace(datatype, ref);
-    } else if (PMPI_Type_set_attr(datatype, type_keyval, ref) != MPI_SUCCESS) {
-      gddt_device_type_free(&ref->type);
-      delete ref;
-      return MPI_ERR_TYPE;
-    }
-  }
-  ref->refs.fetch_add(1, std::memory_order_relaxed);
-  *out = ref;
-  return MPI_SUCCESS;
-}
 
 // A plain store: atomics on mapped host memory are not atomic over PCIe, and any one of the
 // errors will do.
@@ -430,8 +211,7 @@ Release release_of(bool captured, bool want_status) {
 int after_last_kernel(cudaStream_t stream, Release release, const Slot& slot, TypeRef* type, MPI_Status* status,
                       gddt_stream_request_s* request_owner) {
   if (release == Release::kFlag) {
-    std::lock_guard<std::mutex> lock(mutex);
-    in_flight.emplace_back(slot, type);
+    release_when_done(slot, type);
     return MPI_SUCCESS;
   }
   if (release == Release::kGraph && request_owner != nullptr &&
@@ -478,7 +258,7 @@ int enqueue(bool send, const void* buf, int count, MPI_Datatype datatype, int pe
   post_kernel<<<1, kThreads, 0, stream>>>(
       send, const_cast<void*>(buf), count, type->type, peer, tag, stream_comm->device, slot.record, blocking,
       wanted != nullptr ? &slot.mirror_device->status : nullptr,
-      blocking && release == Release::kFlag ? &slot.mirror_device->done : nullptr, error_word_device);
+      blocking && release == Release::kFlag ? &slot.mirror_device->done : nullptr, error_word_on_device());
   if ((rc = launch_error(send ? "send" : "receive")) != MPI_SUCCESS) {
     give_slot(slot);
     release_type(type);
@@ -529,7 +309,7 @@ int enqueue_waits(int count, gddt_stream_request_t* requests, MPI_Status* status
   std::vector<Pending> pending;
   auto flush = [&]() {
     if (batch.count == 0) return MPI_SUCCESS;
-    wait_kernel<<<batch.count, kThreads, 0, stream>>>(batch, error_word_device);
+    wait_kernel<<<batch.count, kThreads, 0, stream>>>(batch, error_word_on_device());
     batch.count = 0;
     int launched = launch_error("wait");
     for (const Pending& p : pending)
@@ -579,7 +359,7 @@ GDDT_EXPORT int gddt_stream_comm_create(MPI_Comm comm, void* stream, MPI_Comm* n
     PMPI_Comm_free(&dup);
     return raise(comm, rc, "no device communicator");
   }
-  if ((rc = PMPI_Comm_set_attr(dup, comm_keyval, stream_comm)) != MPI_SUCCESS) {
+  if ((rc = attach_stream_comm(dup, stream_comm)) != MPI_SUCCESS) {
     gddt_device_comm_free(&stream_comm->device);
     delete stream_comm;
     PMPI_Comm_free(&dup);

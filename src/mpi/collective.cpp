@@ -8,6 +8,7 @@
 
 #include "core/counters.hpp"
 #include "core/log.hpp"
+#include "mpi/classify.hpp"
 #include "mpi/errors.hpp"
 #include "mpi/pack_api.hpp"
 #include "protocol/message.hpp"

@@ -1,6 +1,7 @@
 #include "mpi/guard.hpp"
 
 #include "core/log.hpp"
+#include "mpi/classify.hpp"
 #include "protocol/cuda_awareness.hpp"
 #include "mpi/errors.hpp"
 #include "mpi/pack_api.hpp"

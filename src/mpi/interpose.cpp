@@ -11,6 +11,7 @@
 #include "core/gpu.hpp"
 #include "core/hooks.hpp"
 #include "core/pool.hpp"
+#include "mpi/classify.hpp"
 #include "mpi/entry_points.hpp"
 #include "mpi/interpose.hpp"
 #include "mpi/p2p.hpp"

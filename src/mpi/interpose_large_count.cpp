@@ -17,6 +17,7 @@
 
 #include "core/log.hpp"
 #include "core/memory.hpp"
+#include "mpi/classify.hpp"
 #include "mpi/errors.hpp"
 #include "mpi/interpose.hpp"
 #include "mpi/pack_api.hpp"

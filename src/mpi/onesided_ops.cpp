@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "core/gpu.hpp"
+#include "mpi/classify.hpp"
 #include "mpi/collective.hpp"
 #include "mpi/entry_points.hpp"
 #include "mpi/errors.hpp"

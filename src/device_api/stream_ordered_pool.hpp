@@ -1,0 +1,70 @@
+// The host side of stream-ordered MPI (stream_ordered.cu): the device records operations take,
+// the datatypes' device handles, the communicators' streams, and what releases them once the
+// streams have passed their operations.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <mpi.h>
+
+#include <atomic>
+
+#include "gddt/gddt_device.h"
+
+namespace gddt::device_api {
+
+// Device memory, one per operation: what its wait kernel needs of the post kernel.
+struct Record {
+  gddt_device_request_t request;
+  gddt_device_comm_t comm;
+};
+
+// Mapped host memory beside each record.
+struct Mirror {
+  gddt_device_status_t status;  // read by the host function filling an MPI_Status
+  unsigned int done;            // set by the last kernel of an operation whose record a flag releases
+};
+
+struct Slot {
+  Record* record;
+  Mirror* mirror;
+  Mirror* mirror_device;
+};
+
+// A datatype's device handle, shared by the operations and graphs using it: released last by
+// whichever of them ends last, often inside a host function, where no CUDA call is allowed,
+// so the handle waits in `retired` for the next call from a host thread.
+struct TypeRef {
+  gddt_device_type_t type;
+  std::atomic<int> refs;
+};
+
+struct StreamComm {
+  cudaStream_t stream;
+  gddt_device_comm_t device;
+};
+
+// Allocations made while a stream of this thread may be capturing: relaxed mode allows them.
+class RelaxedCapture {
+ public:
+  RelaxedCapture() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  ~RelaxedCapture() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+};
+
+void release_type(TypeRef* ref);
+void reap();
+int take_slot(Slot* slot);
+void give_slot(const Slot& slot);
+int take_error();
+int make_keyvals();
+int stream_comm_of(MPI_Comm comm, StreamComm** out);
+int type_ref_of(MPI_Datatype datatype, TypeRef** out);
+// An operation whose last kernel sets its mirror's done flag: released by a later reap().
+void release_when_done(const Slot& slot, TypeRef* type);
+// Where kernels note an error for the next enqueue call to return (take_error).
+int* error_word_on_device();
+int attach_stream_comm(MPI_Comm comm, StreamComm* stream_comm);
+
+}  // namespace gddt::device_api

@@ -1,0 +1,31 @@
+// The classification door every data path goes through: whether a datatype is usable and its
+// layout, where a typed buffer lives, and whether the library may serve a buffer alone.
+#pragma once
+
+#include <mpi.h>
+
+#include "core/memory.hpp"
+#include "type/datatype.hpp"
+
+namespace gddt::mpi {
+
+// A datatype usable for packing: not null, not freed, committed (a type gddt never saw
+// committed is asked about through a private zero-count PMPI_Pack), with its layout.
+// GDDT_ERR_UNSUPPORTED when the type is valid but gddt cannot express it.
+Status resolve_datatype(MPI_Datatype datatype, type::LayoutPtr* layout);
+
+// Where the typed buffer whose first touched byte is `first` lives: from the datatype's
+// gddt memory attribute when it has one, else by asking memory::classify.
+Status classify_typed(MPI_Datatype datatype, const void* first, memory::Kind* kind);
+
+// Whether elements of a committed `datatype` at `buf` lie in memory the library serves alone
+// (host memory), judged by the first byte the library's own true bounds name, so that calls on
+// host memory never analyse a type. False where gddt must look further (device memory, a type
+// not known to be committed, which the caller checks and reports).
+bool on_library_memory(const void* buf, MPI_Datatype datatype);
+
+// Frees what the door keeps (the private probe communicator, the memory and OpenCL keyvals); at
+// MPI_Finalize.
+void release_resources();
+
+}  // namespace gddt::mpi
