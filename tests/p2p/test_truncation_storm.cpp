@@ -239,30 +239,15 @@ class Round {
         }
         break;
       }
-      case 1: {
-        int left = n;
-        std::vector<int> done(requests.size());
-        poll_until([&] {
-          int outcount = 0;
-          const int rc = MPI_Waitsome(n, requests.data(), &outcount, done.data(), statuses.data());
-          for (int k = 0; k < outcount && outcount != MPI_UNDEFINED; ++k) {
-            Receive& r = receives_[index[static_cast<std::size_t>(done[static_cast<std::size_t>(k)])]];
-            r.status = statuses[static_cast<std::size_t>(k)];
-            r.error = rc == MPI_ERR_IN_STATUS ? r.status.MPI_ERROR : rc;
-            --left;
-          }
-          return left == 0 || outcount == MPI_UNDEFINED;
-        }, what);
-        break;
-      }
       default: {
-        // MPI_Testsome, not MPI_Waitany: Open MPI 4.1's MPI_Waitany, in this storm with no
-        // gddt loaded, reported no active request while completed ones were never returned.
+        // MPI_Waitsome or MPI_Testsome, not MPI_Waitany: Open MPI 4.1's MPI_Waitany, in this storm
+        // with no gddt loaded, reported no active request while completed ones were never returned.
+        const auto some = way_ == 1 ? MPI_Waitsome : MPI_Testsome;
         int left = n;
         std::vector<int> done(requests.size());
         poll_until([&] {
           int outcount = 0;
-          const int rc = MPI_Testsome(n, requests.data(), &outcount, done.data(), statuses.data());
+          const int rc = some(n, requests.data(), &outcount, done.data(), statuses.data());
           for (int k = 0; k < outcount && outcount != MPI_UNDEFINED; ++k) {
             Receive& r = receives_[index[static_cast<std::size_t>(done[static_cast<std::size_t>(k)])]];
             r.status = statuses[static_cast<std::size_t>(k)];
