@@ -14,488 +14,26 @@
 // Run as one MPI rank: gddt-bench-pack [--max-bytes 256M] [--min-bytes 4K] [--runs 15]
 //   [--cases vector,face,indexed,struct] [--warm-cache] [--csv FILE]
 // Exits 1 when a result is wrong, 77 without a GPU.
+// The cases are pack_bench_cases.hpp's, the GPU work besides gddt and the checks
+// pack_bench_device.cuh's, the timing pack_bench_timing.cuh's.
 #include <cuda_runtime.h>
 #include <mpi.h>
 
 #include <algorithm>
 #include <cstddef>
-#include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gddt/gddt_mpi.h"
+#include "pack_bench_cases.hpp"
+#include "pack_bench_device.cuh"
+#include "pack_bench_timing.cuh"
 
+namespace gddt_bench::pack {
 namespace {
-
-#define CUDA_OR_DIE(call)                                                                      \
-  do {                                                                                         \
-    const cudaError_t error_ = (call);                                                         \
-    if (error_ != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(error_)); \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                            \
-    }                                                                                          \
-  } while (0)
-
-// ---- options ------------------------------------------------------------------------------------
-
-struct Options {
-  std::int64_t min_bytes = 4 << 10;
-  std::int64_t max_bytes = 256 << 20;
-  int runs = 15;
-  int warmup = 3;
-  bool flush_l2 = true;
-  std::string cases = "vector,face,indexed,struct";
-  std::string csv;
-};
-
-bool parse_size(const char* text, std::int64_t* bytes) {
-  char* end = nullptr;
-  const double value = std::strtod(text, &end);
-  if (end == text || value <= 0) return false;
-  const std::string unit = end;
-  const double scale = unit.empty() ? 1 : unit == "K" ? 1 << 10 : unit == "M" ? 1 << 20 : unit == "G" ? 1 << 30 : 0;
-  if (scale == 0) return false;
-  *bytes = static_cast<std::int64_t>(value * scale);
-  return true;
-}
-
-bool parse_options(int argc, char** argv, Options* o) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
-    bool ok = value != nullptr;
-    if (arg == "--max-bytes" && ok) {
-      ok = parse_size(argv[++i], &o->max_bytes);
-    } else if (arg == "--min-bytes" && ok) {
-      ok = parse_size(argv[++i], &o->min_bytes);
-    } else if (arg == "--runs" && ok) {
-      o->runs = std::max(1, std::atoi(argv[++i]));
-    } else if (arg == "--cases" && ok) {
-      o->cases = argv[++i];
-    } else if (arg == "--csv" && ok) {
-      o->csv = argv[++i];
-    } else if (arg == "--warm-cache") {
-      o->flush_l2 = false;
-      ok = true;
-    } else {
-      ok = false;
-    }
-    if (!ok) {
-      std::fprintf(stderr,
-                   "usage: gddt-bench-pack [--max-bytes SIZE] [--min-bytes SIZE] [--runs N]\n"
-                   "         [--cases vector,face,indexed,struct] [--warm-cache] [--csv FILE]\n"
-                   "SIZE: bytes with an optional K, M or G suffix (default 4K .. 256M)\n");
-      return false;
-    }
-  }
-  return true;
-}
-
-// ---- the cases ------------------------------------------------------------------------------------
-
-// Typed offset of the naive kernel's element i: a box of up to three dimensions, or (with a
-// table) element i / table_len of the datatype plus the table's offset of i % table_len.
-// Indices are 32-bit, as a hand-written kernel would have them (every case here has fewer
-// than 2^31 elements).
-struct NaiveMap {
-  int ndims = 0;
-  unsigned counts[3] = {1, 1, 1};
-  std::int64_t strides[3] = {0, 0, 0};
-  std::int64_t base = 0;
-  const std::int64_t* table = nullptr;
-  unsigned table_len = 0;
-  std::int64_t extent = 0;
-};
-
-struct Copy2d {
-  bool possible = false;
-  std::size_t width = 0, height = 0, pitch = 0;
-  std::int64_t offset = 0;
-};
-
-struct Case {
-  std::string family;  // vector, face, indexed, struct
-  std::string label;
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  int count = 1;
-  std::int64_t block_bytes = 0;  // typical contiguous run
-  std::int64_t packed_bytes = 0;
-  std::int64_t span_bytes = 0;   // typed bytes from the buffer pointer (all lower bounds are 0 here)
-  std::int64_t extent = 0;
-  int element_bytes = 4;         // the naive kernel's element
-  NaiveMap naive;
-  std::vector<std::int64_t> naive_table;  // host copy of naive.table
-  Copy2d cpy2d;
-};
-
-void finish_case(Case* c) {
-  MPI_Type_commit(&c->type);
-  MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  MPI_Type_size_x(c->type, &size);
-  MPI_Type_get_extent_x(c->type, &lb, &extent);
-  MPI_Type_get_true_extent_x(c->type, &true_lb, &true_extent);
-  c->packed_bytes = size * c->count;
-  c->span_bytes = (c->count - 1) * extent + true_lb + true_extent;
-  c->extent = extent;
-  c->naive.extent = extent;
-}
-
-Case vector_case(std::int64_t block, std::int64_t packed) {
-  Case c;
-  c.family = "vector";
-  c.label = "vector";
-  const std::int64_t blocks = packed / block;
-  MPI_Type_vector(static_cast<int>(blocks), static_cast<int>(block / 4), static_cast<int>(2 * block / 4), MPI_INT,
-                  &c.type);
-  c.block_bytes = block;
-  c.naive.ndims = 2;
-  c.naive.counts[0] = static_cast<unsigned>(block / 4);
-  c.naive.strides[0] = 4;
-  c.naive.counts[1] = static_cast<unsigned>(blocks);
-  c.naive.strides[1] = 2 * block;
-  c.cpy2d = {true, static_cast<std::size_t>(block), static_cast<std::size_t>(blocks), static_cast<std::size_t>(2 * block), 0};
-  finish_case(&c);
-  return c;
-}
-
-// A face of a grid of doubles: `depth` cells thick, normal to `axis` (0 = x, fastest), covering
-// the interior (a halo of 2 cells excluded) in the two other directions. The grid is 16 cells
-// along the normal and sized across it so that the face holds about `packed` bytes.
-Case face_case(int axis, int depth, std::int64_t packed) {
-  constexpr int kHalo = 2;
-  constexpr int kNormalCells = 16;
-  const int across = std::max(1, static_cast<int>(std::lround(std::sqrt(static_cast<double>(packed) / (8.0 * depth)))));
-  int sizes[3], subsizes[3], starts[3];  // x, y, z
-  for (int d = 0; d < 3; ++d) {
-    sizes[d] = d == axis ? kNormalCells : across + 2 * kHalo;
-    subsizes[d] = d == axis ? depth : across;
-    starts[d] = kHalo;
-  }
-  Case c;
-  c.family = "face";
-  c.label = std::string(1, "xyz"[axis]) + "-face " + (depth == 1 ? "2-D" : "3-D");
-  const int c_sizes[3] = {sizes[2], sizes[1], sizes[0]};
-  const int c_subsizes[3] = {subsizes[2], subsizes[1], subsizes[0]};
-  const int c_starts[3] = {starts[2], starts[1], starts[0]};
-  MPI_Type_create_subarray(3, c_sizes, c_subsizes, c_starts, MPI_ORDER_C, MPI_DOUBLE, &c.type);
-  c.element_bytes = 8;
-  c.block_bytes = 8LL * subsizes[0];
-  const std::int64_t row = 8LL * sizes[0], plane = row * sizes[1];
-  c.naive.ndims = 3;
-  c.naive.counts[0] = subsizes[0];
-  c.naive.strides[0] = 8;
-  c.naive.counts[1] = subsizes[1];
-  c.naive.strides[1] = row;
-  c.naive.counts[2] = subsizes[2];
-  c.naive.strides[2] = plane;
-  c.naive.base = starts[2] * plane + starts[1] * row + 8LL * starts[0];
-  // Rows of x-runs, equally spaced, when one of the two outer dimensions is a single cell.
-  if (subsizes[1] == 1 || subsizes[2] == 1) {
-    const auto rows = static_cast<std::size_t>(subsizes[1] == 1 ? subsizes[2] : subsizes[1]);
-    const auto pitch = static_cast<std::size_t>(subsizes[1] == 1 ? plane : row);
-    c.cpy2d = {true, static_cast<std::size_t>(c.block_bytes), rows, pitch, c.naive.base};
-  }
-  finish_case(&c);
-  return c;
-}
-
-// Offsets of each 4-byte word of one element, in packed order, for the naive kernel.
-void word_table(Case* c, const std::vector<std::pair<std::int64_t, std::int64_t>>& blocks) {
-  for (const auto& [offset, bytes] : blocks) {
-    for (std::int64_t b = 0; b < bytes; b += 4) c->naive_table.push_back(offset + b);
-  }
-  c->naive.table_len = static_cast<unsigned>(c->naive_table.size());
-}
-
-// 64 blocks of `shortest`..`longest` elements of `base` (`base_bytes` each) with gaps of 0..32
-// elements (fixed seed), repeated to about `packed` bytes.
-Case indexed_case(std::int64_t packed, const char* label, MPI_Datatype base, int base_bytes, int shortest, int longest) {
-  constexpr int kBlocks = 64;
-  std::mt19937 rng(7);
-  std::vector<int> lengths(kBlocks), displacements(kBlocks);
-  std::vector<std::pair<std::int64_t, std::int64_t>> blocks;
-  int at = 0, elements = 0;
-  for (int i = 0; i < kBlocks; ++i) {
-    lengths[i] = shortest + static_cast<int>(rng() % static_cast<unsigned>(longest - shortest + 1));
-    displacements[i] = at;
-    blocks.emplace_back(std::int64_t{base_bytes} * at, std::int64_t{base_bytes} * lengths[i]);
-    elements += lengths[i];
-    at += lengths[i] + static_cast<int>(rng() % 33);
-  }
-  const std::int64_t element_bytes = std::int64_t{base_bytes} * elements;
-  Case c;
-  c.family = "indexed";
-  c.label = label;
-  MPI_Type_indexed(kBlocks, lengths.data(), displacements.data(), base, &c.type);
-  c.count = static_cast<int>(std::max<std::int64_t>(1, packed / element_bytes));
-  c.block_bytes = element_bytes / kBlocks;
-  word_table(&c, blocks);
-  finish_case(&c);
-  return c;
-}
-
-// A particle record of which the position, id, velocity and mass are sent.
-struct Particle {
-  double position[3];
-  float charge;
-  int id;
-  double velocity[3];
-  double force[3];
-  float mass;
-  int flags;
-};
-
-Case struct_case(std::int64_t packed) {
-  const int lengths[4] = {3, 1, 3, 1};
-  const MPI_Aint displacements[4] = {offsetof(Particle, position), offsetof(Particle, id), offsetof(Particle, velocity),
-                                     offsetof(Particle, mass)};
-  const MPI_Datatype types[4] = {MPI_DOUBLE, MPI_INT, MPI_DOUBLE, MPI_FLOAT};
-  MPI_Datatype record = MPI_DATATYPE_NULL;
-  MPI_Type_create_struct(4, lengths, displacements, types, &record);
-  Case c;
-  c.family = "struct";
-  c.label = "struct";
-  MPI_Type_create_resized(record, 0, sizeof(Particle), &c.type);
-  MPI_Type_free(&record);
-  constexpr std::int64_t kSentBytes = 3 * 8 + 4 + 3 * 8 + 4;
-  c.count = static_cast<int>(std::max<std::int64_t>(1, packed / kSentBytes));
-  c.block_bytes = kSentBytes / 3;  // three runs: position, id + velocity, mass
-  word_table(&c,
-             {{offsetof(Particle, position), 24}, {offsetof(Particle, id), 4}, {offsetof(Particle, velocity), 24},
-              {offsetof(Particle, mass), 4}});
-  finish_case(&c);
-  return c;
-}
-
-// Every power of two from 4 KiB to 64 KiB, where small-message thresholds lie, then every
-// 16th up to 256 MiB.
-std::vector<std::int64_t> packed_sizes(const Options& o) {
-  std::vector<std::int64_t> sizes;
-  for (std::int64_t s = 4 << 10; s <= (std::int64_t{256} << 20); s *= s < (64 << 10) ? 2 : 16) {
-    if (s >= o.min_bytes && s <= o.max_bytes) sizes.push_back(s);
-  }
-  return sizes;
-}
-
-bool wanted(const Options& o, const char* family) { return ("," + o.cases + ",").find(std::string(",") + family + ",") != std::string::npos; }
-
-// ---- device work -----------------------------------------------------------------------------------
-
-template <typename Element>
-__global__ void naive_pack(const char* typed, Element* packed, unsigned n, NaiveMap m) {
-  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  std::int64_t offset = m.base;
-  if (m.table != nullptr) {
-    offset += static_cast<std::int64_t>(i / m.table_len) * m.extent + m.table[i % m.table_len];
-  } else {
-    unsigned rest = i;
-    for (int d = 0; d < m.ndims; ++d) {
-      offset += static_cast<std::int64_t>(rest % m.counts[d]) * m.strides[d];
-      rest /= m.counts[d];
-    }
-  }
-  packed[i] = *reinterpret_cast<const Element*>(typed + offset);
-}
-
-__global__ void fill_pattern(unsigned char* bytes, std::int64_t n, unsigned seed) {
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    bytes[i] = static_cast<unsigned char>((i * 2654435761u + seed) >> 11);
-  }
-}
-
-__global__ void empty_kernel() {}
-
-__global__ void spin(long long cycles) {
-  const long long start = clock64();
-  while (clock64() - start < cycles) {
-  }
-}
-
-void fill(char* bytes, std::int64_t n, unsigned seed, cudaStream_t s) {
-  fill_pattern<<<1024, 256, 0, s>>>(reinterpret_cast<unsigned char*>(bytes), n, seed);
-  CUDA_OR_DIE(cudaGetLastError());
-}
-
-void launch_naive(const Case& c, const char* typed, char* packed, cudaStream_t s) {
-  const auto n = static_cast<unsigned>(c.packed_bytes / (c.naive.table != nullptr ? 4 : c.element_bytes));
-  const unsigned blocks = (n + 255) / 256;
-  if (c.naive.table == nullptr && c.element_bytes == 8) {
-    naive_pack<<<blocks, 256, 0, s>>>(typed, reinterpret_cast<unsigned long long*>(packed), n, c.naive);
-  } else {
-    naive_pack<<<blocks, 256, 0, s>>>(typed, reinterpret_cast<unsigned*>(packed), n, c.naive);
-  }
-}
-
-// ---- timing ----------------------------------------------------------------------------------------
-
-double median_of(std::vector<double> times) {
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return times[times.size() / 2];
-}
-
-struct Timer {
-  cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
-  char* scratch = nullptr;  // written before each run to push the operands out of L2
-  std::size_t scratch_bytes = 0;
-  int runs = 15, warmup = 3;
-
-  // Median event time of op() in microseconds; negative when op() failed.
-  template <typename Op>
-  double median_us(Op&& op) {
-    for (int i = 0; i < warmup; ++i) {
-      if (!op()) return -1;
-    }
-    std::vector<double> times;
-    for (int i = 0; i < runs; ++i) {
-      if (scratch != nullptr) CUDA_OR_DIE(cudaMemsetAsync(scratch, i & 0xff, scratch_bytes, stream));
-      CUDA_OR_DIE(cudaEventRecord(start, stream));
-      if (!op()) return -1;
-      CUDA_OR_DIE(cudaEventRecord(stop, stream));
-      CUDA_OR_DIE(cudaEventSynchronize(stop));
-      float ms = 0;
-      CUDA_OR_DIE(cudaEventElapsedTime(&ms, start, stop));
-      times.push_back(1000.0 * ms);
-    }
-    return median_of(std::move(times));
-  }
-};
-
-template <typename Op, typename After>
-double median_wall_us(int runs, Op&& op, After&& after) {
-  std::vector<double> times;
-  for (int i = 0; i < runs; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    op();
-    times.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-    after();
-  }
-  return median_of(std::move(times));
-}
-
-template <typename Op>
-double median_wall_us(int runs, Op&& op) {
-  return median_wall_us(runs, op, [] {});
-}
-
-// Median wall times of two operations timed in turns, each first in every other round, so that
-// both see the same state of the machine (its clocks, the virtual machine's neighbours): timed
-// in runs of their own, the same empty launch moved by up to 1.4 us from one row to the next.
-template <typename OpA, typename OpB>
-std::pair<double, double> paired_median_wall_us(int runs, OpA&& a, OpB&& b) {
-  std::vector<double> a_times, b_times;
-  const auto timed = [](auto&& op, std::vector<double>* times) {
-    const auto t0 = std::chrono::steady_clock::now();
-    op();
-    times->push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-  };
-  for (int i = 0; i < runs; ++i) {
-    if (i % 2 == 0) {
-      timed(a, &a_times);
-      timed(b, &b_times);
-    } else {
-      timed(b, &b_times);
-      timed(a, &a_times);
-    }
-  }
-  return {median_of(std::move(a_times)), median_of(std::move(b_times))};
-}
-
-// ---- checks ----------------------------------------------------------------------------------------
-
-std::vector<char> to_host(const char* device, std::int64_t bytes) {
-  std::vector<char> host(static_cast<std::size_t>(bytes));
-  CUDA_OR_DIE(cudaMemcpy(host.data(), device, host.size(), cudaMemcpyDeviceToHost));
-  return host;
-}
-
-bool same_bytes(const char* what, const Case& c, const std::vector<char>& got, const std::vector<char>& expected) {
-  const auto bad = std::mismatch(got.begin(), got.end(), expected.begin());
-  if (bad.first == got.end()) return true;
-  std::printf("WRONG %s of %s (block %lld, packed %lld, count %d): byte %lld is %d, expected %d\n", what,
-              c.label.c_str(), static_cast<long long>(c.block_bytes), static_cast<long long>(c.packed_bytes), c.count,
-              static_cast<long long>(bad.first - got.begin()), *bad.first & 0xff, *bad.second & 0xff);
-  return false;
-}
-
-// Allocated once for the largest case: gddt caches the address ranges of device memory, so a
-// benchmark freeing and reallocating buffers would measure its re-classification (and a host
-// allocation landing on freed device addresses would be taken for device memory).
-struct Buffers {
-  char* typed = nullptr;     // the data
-  char* unpacked = nullptr;  // unpack target
-  char* packed = nullptr;
-  char* copy = nullptr;      // second packed buffer: D2D destination, other methods' results
-  std::int64_t* table = nullptr;  // the naive kernel's offsets
-
-  explicit Buffers(const std::vector<Case>& cases) {
-    std::size_t span = 0, packed_bytes = 0, table_len = 1;
-    for (const Case& c : cases) {
-      span = std::max(span, static_cast<std::size_t>(c.span_bytes));
-      packed_bytes = std::max(packed_bytes, static_cast<std::size_t>(c.packed_bytes));
-      table_len = std::max(table_len, c.naive_table.size());
-    }
-    CUDA_OR_DIE(cudaMalloc(&typed, span));
-    CUDA_OR_DIE(cudaMalloc(&unpacked, span));
-    CUDA_OR_DIE(cudaMalloc(&packed, packed_bytes));
-    CUDA_OR_DIE(cudaMalloc(&copy, packed_bytes));
-    CUDA_OR_DIE(cudaMalloc(&table, table_len * sizeof(std::int64_t)));
-  }
-  ~Buffers() {
-    for (void* p : {static_cast<void*>(typed), static_cast<void*>(unpacked), static_cast<void*>(packed),
-                    static_cast<void*>(copy), static_cast<void*>(table)}) {
-      cudaFree(p);
-    }
-  }
-  Buffers(const Buffers&) = delete;
-  Buffers& operator=(const Buffers&) = delete;
-};
-
-// gddt's pack and unpack against MPI_Pack/MPI_Unpack of host copies; the baselines' packed
-// bytes against MPI_Pack's. Leaves `typed` filled and `packed` holding its packed stream.
-bool check(const Case& c, const Buffers& b, cudaStream_t s) {
-  const std::int64_t n = c.packed_bytes;
-  fill(b.typed, c.span_bytes, 1, s);
-  fill(b.unpacked, c.span_bytes, 2, s);
-  CUDA_OR_DIE(cudaStreamSynchronize(s));
-  std::vector<char> typed_host = to_host(b.typed, c.span_bytes);
-  std::vector<char> unpacked_host = to_host(b.unpacked, c.span_bytes);
-  std::vector<char> reference(static_cast<std::size_t>(n));
-  int position = 0;
-  MPI_Pack(typed_host.data(), c.count, c.type, reference.data(), static_cast<int>(n), &position, MPI_COMM_SELF);
-  position = 0;
-  MPI_Unpack(reference.data(), static_cast<int>(n), &position, unpacked_host.data(), c.count, c.type, MPI_COMM_SELF);
-
-  const gddt_status_t packed = gddt_pack_window(c.type, c.count, b.typed, b.packed, 0, n, s);
-  const gddt_status_t unpacked = gddt_unpack_window(c.type, c.count, b.unpacked, b.packed, 0, n, s);
-  CUDA_OR_DIE(cudaStreamSynchronize(s));
-  if (packed != GDDT_OK || unpacked != GDDT_OK) {
-    std::printf("WRONG %s: gddt_pack_window: %s, gddt_unpack_window: %s\n", c.label.c_str(),
-                gddt_status_string(packed), gddt_status_string(unpacked));
-    return false;
-  }
-  bool ok = same_bytes("gddt pack", c, to_host(b.packed, n), reference);
-  ok = same_bytes("gddt unpack", c, to_host(b.unpacked, c.span_bytes), unpacked_host) && ok;
-  launch_naive(c, b.typed, b.copy, s);
-  CUDA_OR_DIE(cudaStreamSynchronize(s));
-  ok = same_bytes("naive pack", c, to_host(b.copy, n), reference) && ok;
-  if (c.cpy2d.possible) {
-    CUDA_OR_DIE(cudaMemcpy2DAsync(b.copy, c.cpy2d.width, b.typed + c.cpy2d.offset, c.cpy2d.pitch, c.cpy2d.width,
-                                  c.cpy2d.height, cudaMemcpyDeviceToDevice, s));
-    CUDA_OR_DIE(cudaStreamSynchronize(s));
-    ok = same_bytes("cpy2d", c, to_host(b.copy, n), reference) && ok;
-  }
-  return ok;
-}
 
 // ---- report -------------------------------------------------------------------------------------------
 
@@ -552,6 +90,14 @@ void print_ratios(double pack_us, double d2d_us, double cpy2d_us) {
 
 // ---- the run -----------------------------------------------------------------------------------------
 
+__global__ void empty_kernel() {}
+
+__global__ void spin(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
 void print_device(cudaStream_t stream) {
   int device = 0, sms = 0, clock_khz = 0, memory_khz = 0, bus_bits = 0, l2 = 0;
   CUDA_OR_DIE(cudaGetDevice(&device));
@@ -580,26 +126,6 @@ void print_device(cudaStream_t stream) {
               "memory clock %d MHz, bus %d bits\n",
               device, properties.name, sms, l2 >> 20, properties.totalGlobalMem >> 30, clock_khz / 1000,
               kCycles / (ms * 1e3), memory_khz / 1000, bus_bits);
-}
-
-std::vector<Case> build_cases(const Options& o) {
-  std::vector<Case> cases;
-  for (std::int64_t packed : packed_sizes(o)) {
-    if (wanted(o, "vector")) {
-      for (std::int64_t block = 4; block <= (64 << 10) && block <= packed; block *= 4) cases.push_back(vector_case(block, packed));
-    }
-    if (wanted(o, "face")) {
-      for (int depth : {1, 4}) {
-        for (int axis = 0; axis < 3; ++axis) cases.push_back(face_case(axis, depth, packed));
-      }
-    }
-    if (wanted(o, "indexed")) {
-      cases.push_back(indexed_case(packed, "indexed", MPI_INT, 4, 1, 32));  // blocks of 4 B .. 128 B
-      cases.push_back(indexed_case(packed, "indexed >=64B", MPI_DOUBLE, 8, 8, 32));  // 64 B .. 256 B
-    }
-    if (wanted(o, "struct")) cases.push_back(struct_case(packed));
-  }
-  return cases;
 }
 
 int run(const Options& o) {
@@ -772,7 +298,10 @@ int run(const Options& o) {
 
 }  // namespace
 
+}  // namespace gddt_bench::pack
+
 int main(int argc, char** argv) {
+  using namespace gddt_bench::pack;
   MPI_Init(&argc, &argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

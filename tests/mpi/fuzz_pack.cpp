@@ -7,6 +7,7 @@
 // library is known to misbehave (fuzz_reference.hpp): there the typemap with the library's
 // bounds replaces the reference, or, where the library's bytes are undefined, may stand in for
 // it. Nothing is skipped silently: every note is printed with its first case and counted.
+// The command line: fuzz_pack_options.hpp; what the checks share: fuzz_pack_checks.hpp.
 #include <mpi.h>
 
 #include <algorithm>
@@ -14,14 +15,13 @@
 #include <cinttypes>
 #include <cstddef>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <iterator>
-#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "fuzz_pack_checks.hpp"
+#include "fuzz_pack_options.hpp"
 #include "fuzz_random.hpp"
 #include "fuzz_reference.hpp"
 #include "fuzz_type_tree.hpp"
@@ -32,162 +32,10 @@
 namespace gddt_test::fuzz {
 namespace {
 
-using Bytes = std::vector<unsigned char>;
-
 constexpr int kMaxDetailedFailures = 20;
 constexpr int kExitSkipped = 77;  // CTest's SKIP_RETURN_CODE for this test
 // Generated types span at most 256 KiB per element; bounds far beyond are a reference fault.
 constexpr std::int64_t kMaxReferenceSpan = 64 << 20;
-
-struct Options {
-  std::int64_t types = 10000;
-  std::uint64_t seed = 0;
-  bool seed_given = false;
-  std::int64_t only = -1;
-  MemoryKind memory = MemoryKind::kHost;
-  bool mixed = false;  // --memory mixed: each buffer of a random kind
-  bool quiet = false;
-  bool verbose = false;
-  bool keep_inner = false;
-};
-
-void print_usage() {
-  std::printf(
-      "usage: gddt-fuzz-pack [--types N] [--seed S] [--only I] "
-      "[--memory host|device|managed|pinned|mixed] [--keep-inner] [--quiet] [--verbose]\n"
-      "  --types N   number of random datatypes (default 10000), spread over the ranks\n"
-      "  --seed S    seed of the run (default: random, printed)\n"
-      "  --only I    test type I of the run only (every rank tests it)\n"
-      "  --memory K  where gddt's typed and packed buffers live (default host); mixed: each\n"
-      "              buffer of a random kind\n"
-      "  --keep-inner  keep every type's building blocks alive to the end of the run and describe\n"
-      "              each type through MPI_Type_get_contents, freeing the references it returns\n"
-      "              (the library then hands the freed types' handles to new ones)\n"
-      "  --quiet     print only failures and the summary\n"
-      "  --verbose   print each type before testing it (to find one that crashes)\n");
-}
-
-bool parse_options(int argc, char** argv, Options* options) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
-    char* end = nullptr;
-    if (flag == "--quiet" || flag == "--verbose" || flag == "--keep-inner") {
-      (flag == "--quiet" ? options->quiet : flag == "--verbose" ? options->verbose : options->keep_inner) = true;
-      continue;
-    }
-    if (value == nullptr) return false;
-    ++i;
-    if (flag == "--types") {
-      options->types = std::strtoll(value, &end, 10);
-    } else if (flag == "--seed") {
-      options->seed = std::strtoull(value, &end, 0);
-      options->seed_given = true;
-    } else if (flag == "--only") {
-      options->only = std::strtoll(value, &end, 10);
-    } else if (flag == "--memory") {
-      options->mixed = std::string(value) == "mixed";
-      if (options->mixed) options->memory = MemoryKind::kDevice;  // must be available
-      if (!options->mixed && !parse_memory_kind(value, &options->memory)) return false;
-      continue;
-    } else {
-      return false;
-    }
-    if (end == value || *end != '\0') return false;
-  }
-  return options->types >= 0;
-}
-
-// Counts of noteworthy events (reference faults, references not used), each printed with its
-// first case when first seen and counted in the summary: nothing is skipped silently.
-class Notes {
- public:
-  explicit Notes(bool quiet) : quiet_(quiet) {}
-
-  void add(const std::string& kind, const std::string& first_case) {
-    if (counts_[kind]++ == 0 && !quiet_)
-      std::printf("fuzz: note: %s (further cases only counted)\n      first: %s\n", kind.c_str(),
-                  first_case.c_str());
-  }
-
-  void print_summary(const std::string& prefix) const {
-    for (const auto& [kind, count] : counts_)
-      std::printf("%s%s: %" PRId64 "\n", prefix.c_str(), kind.c_str(), count);
-  }
-
- private:
-  bool quiet_;
-  std::map<std::string, std::int64_t> counts_;
-};
-
-// What one way of packing or unpacking produced: the whole output buffer and the final
-// position (or, for windows, the end of the stream), or the error it returned.
-struct Result {
-  bool ok = true;
-  std::string error;
-  Bytes bytes;
-  std::int64_t end = 0;
-};
-
-bool same(const Result& a, const Result& b) { return a.ok && b.ok && a.end == b.end && a.bytes == b.bytes; }
-
-std::string first_difference(const Result& actual, const Result& wanted, std::int64_t origin) {
-  char text[160];
-  if (!actual.ok) return "returned " + actual.error;
-  if (actual.end != wanted.end) {
-    std::snprintf(text, sizeof text, "ends at %" PRId64 ", want %" PRId64, actual.end, wanted.end);
-    return text;
-  }
-  for (size_t i = 0; i < actual.bytes.size(); ++i) {
-    if (actual.bytes[i] != wanted.bytes[i]) {
-      std::snprintf(text, sizeof text, "byte %" PRId64 " is 0x%02x, want 0x%02x",
-                    static_cast<std::int64_t>(i) - origin, actual.bytes[i], wanted.bytes[i]);
-      return text;
-    }
-  }
-  return "no difference";
-}
-
-std::string mpi_error_text(int code) {
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  return std::string(text, static_cast<size_t>(length));
-}
-
-void fill_random(Rng* rng, Bytes* bytes) {
-  for (size_t i = 0; i < bytes->size(); i += 8) {
-    const std::uint64_t word = rng->next();
-    std::memcpy(bytes->data() + i, &word, std::min<size_t>(8, bytes->size() - i));
-  }
-}
-
-// Splits [0, total) into 1-5 windows (some possibly empty), in a random order if `shuffled`.
-std::vector<std::pair<std::int64_t, std::int64_t>> random_windows(Rng* rng, std::int64_t total,
-                                                                  bool shuffled) {
-  std::vector<std::int64_t> cuts = {0, total};
-  const int extra_cuts = static_cast<int>(rng->between(0, 4));
-  for (int i = 0; i < extra_cuts; ++i) cuts.push_back(rng->between(0, total));
-  std::sort(cuts.begin(), cuts.end());
-  std::vector<std::pair<std::int64_t, std::int64_t>> windows;
-  for (size_t i = 1; i < cuts.size(); ++i) windows.emplace_back(cuts[i - 1], cuts[i] - cuts[i - 1]);
-  for (size_t i = windows.size(); shuffled && i > 1; --i)
-    std::swap(windows[i - 1], windows[static_cast<size_t>(rng->between(0, static_cast<std::int64_t>(i) - 1))]);
-  return windows;
-}
-
-// Splits `count` elements into 1-3 consecutive pieces, one MPI call each.
-std::vector<int> random_pieces(Rng* rng, int count) {
-  std::vector<int> pieces;
-  int left = count;
-  while (left > 0 && pieces.size() < 2 && rng->one_in(2)) {
-    const int piece = static_cast<int>(rng->between(0, left));
-    pieces.push_back(piece);
-    left -= piece;
-  }
-  pieces.push_back(left);
-  return pieces;
-}
 
 struct RunContext {
   Options options;

@@ -1,0 +1,154 @@
+// p2p_semantics: gddt's own paths: layouts crossing the direct plane, the counters, the staged
+// plane's parts.
+#include <dlfcn.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "harness.hpp"
+#include "ring.hpp"
+#include "semantics_cases.hpp"
+#include "type_catalog.hpp"
+
+namespace gddt_test::p2p {
+
+// Messages of 2 MiB between buffers of allocations of their own, each side's layout another of
+// the same signature (64-byte blocks, 4-byte words, contiguous, a 3-D face), each pair in rounds
+// back to back: with CUDA IPC on device memory the direct plane moves them, the receiver reading
+// or the sender writing (GDDT_PEER_DIRECTION), each send waiting in MPI_Send while its receiver,
+// active from the round before, resolves it.
+void lent_layouts_cross(const Context& context, const TypeCatalog& types) {
+  struct Pair {
+    const char* send;
+    int send_count;
+    const char* recv;
+    int recv_count;
+  };
+  const Pair pairs[] = {{"vector_block64", 2048, "vector_block4", 8192},
+                        {"vector_block4", 8192, "int", 1 << 19},
+                        {"int", 1 << 19, "subarray3d_face_y", 4096},
+                        {"subarray3d_face_y", 4096, "vector_block64", 2048}};
+  int index = 0;
+  for (const Pair& pair : pairs) {
+    const TypeCase& send_type = types.named(pair.send);
+    const TypeCase& recv_type = types.named(pair.recv);
+    for (int round = 0; round < 3; ++round) {
+      RingMessage message(context, send_type, pair.send_count, recv_type, pair.recv_count, ++index);
+      MPI_Request request;
+      MPI_Status status;
+      P2P_EXPECT_SUCCESS(MPI_Irecv(message.recv.address(), pair.recv_count, recv_type.type, context.prev,
+                                   message.index(), MPI_COMM_WORLD, &request));
+      P2P_EXPECT_SUCCESS(MPI_Send(message.send.address(), pair.send_count, send_type.type, context.next,
+                                  message.index(), MPI_COMM_WORLD));
+      P2P_EXPECT_SUCCESS(MPI_Wait(&request, &status));
+      message.check(&status, std::string(pair.send) + " into " + pair.recv + ", round " + std::to_string(round));
+    }
+  }
+}
+
+// gddt counts what it does (gddt_counter, looked up so that a preloaded gddt serves too): every
+// side of a derived-type message it examines counts once, and a receive it stages (every
+// memory kind, GDDT_P2P_HOST=gddt) counts as staged (a send of the peer protocol counts as its
+// plane); an unknown name is refused.
+void counters_count_sides(const Context& context, const TypeCatalog& types) {
+  using CounterFunction = int (*)(const char*, long long*);
+  const auto counter = reinterpret_cast<CounterFunction>(dlsym(RTLD_DEFAULT, "gddt_counter"));
+  expect(counter != nullptr, "gddt_counter is exported");
+  if (counter == nullptr) return;
+  const char* const staged[] = {"p2p.device-bytes.sides", "p2p.device-staged.sides", "p2p.host-span.sides",
+                                "p2p.host-staged.sides", "p2p.peer-inline.sides", "p2p.peer-ipc.sides",
+                                "p2p.peer-staged.sides"};
+  auto sum = [&](bool with_forward) {
+    long long total = 0, value = 0;
+    for (const char* name : staged) total += counter(name, &value) == 0 ? value : 0;
+    if (with_forward && counter("p2p.forward.sides", &value) == 0) total += value;
+    return total;
+  };
+  const long long sides_before = sum(true), staged_before = sum(false);
+  const TypeCase& vector = types.named("vector_block64");
+  RingMessage message(context, vector, 2, vector, 2, 1);
+  MPI_Request request;
+  P2P_EXPECT_SUCCESS(MPI_Irecv(message.recv.address(), 2, vector.type, context.prev, message.index(),
+                               MPI_COMM_WORLD, &request));
+  P2P_EXPECT_SUCCESS(MPI_Send(message.send.address(), 2, vector.type, context.next, message.index(),
+                              MPI_COMM_WORLD));
+  MPI_Status status;
+  P2P_EXPECT_SUCCESS(MPI_Wait(&request, &status));
+  message.check(&status, "the counted message");
+  expect(sum(true) - sides_before == 2,
+         "both sides counted, got " + std::to_string(sum(true) - sides_before));
+  expect(sum(false) - staged_before >= 1, "the receive counted as staged");
+  long long value = 0;
+  expect(counter("no.such.counter", &value) != 0, "an unknown counter refused");
+}
+
+namespace {
+
+// A size setting as the tests give it: digits and an optional K or M.
+long long size_setting(const char* name, long long otherwise) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return otherwise;
+  char* unit = nullptr;
+  const long long value = std::strtoll(text, &unit, 10);
+  return *unit == 'K' ? value << 10 : *unit == 'M' ? value << 20 : value;
+}
+
+}  // namespace
+
+// Between gddt peers the staged plane sends a message larger than the part size both sides agree
+// on (GDDT_STAGING_CHUNK raised to GDDT_STAGING_CHUNK_MIN, here alike on every rank) as that many
+// data messages, and the receiver puts them back together. A message of 9 bytes, which peers always
+// send through the protocol, tells whether it is on.
+void staged_parts_counted(const Context& context, const TypeCatalog& types) {
+  using CounterFunction = int (*)(const char*, long long*);
+  const auto counter = reinterpret_cast<CounterFunction>(dlsym(RTLD_DEFAULT, "gddt_counter"));
+  expect(counter != nullptr, "gddt_counter is exported");
+  if (counter == nullptr) return;
+  auto value_of = [&](const char* name) {
+    long long value = 0;
+    return counter(name, &value) == 0 ? value : 0;
+  };
+  const long long inline_before = value_of("p2p.peer-inline.sides");
+  char nine[9] = {}, nine_in[9];
+  P2P_EXPECT_SUCCESS(MPI_Sendrecv(nine, 9, MPI_BYTE, context.next, 1, nine_in, 9, MPI_BYTE, context.prev, 1,
+                                  MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  const bool protocol_on = value_of("p2p.peer-inline.sides") > inline_before;
+  const long long staged_before = value_of("p2p.peer-staged.sides"), ipc_before = value_of("p2p.peer-ipc.sides");
+  const long long parts_before = value_of("peer.staged.parts");
+  const long long pack_ns_before = value_of("peer.send.pack.ns"), header_ns_before = value_of("peer.recv.header.ns");
+  const long long move_ns_before = value_of("peer.recv.move.ns");
+  const TypeCase& vector = types.named("vector_block64");  // 1 KiB an element
+  constexpr int kCount = 1000;
+  RingMessage message(context, vector, kCount, vector, kCount, 2);
+  MPI_Request request;
+  P2P_EXPECT_SUCCESS(MPI_Irecv(message.recv.address(), kCount, vector.type, context.prev, message.index(),
+                               MPI_COMM_WORLD, &request));
+  P2P_EXPECT_SUCCESS(MPI_Send(message.send.address(), kCount, vector.type, context.next, message.index(),
+                              MPI_COMM_WORLD));
+  MPI_Status status;
+  P2P_EXPECT_SUCCESS(MPI_Wait(&request, &status));
+  message.check(&status, "the message in parts");
+  if (!protocol_on) return;
+  const bool staged = value_of("p2p.peer-staged.sides") > staged_before;
+  expect(staged || value_of("p2p.peer-ipc.sides") > ipc_before,
+         "a message of 1,000 KiB between peers took the staged plane or CUDA IPC");
+  // The stages' time counters count under GDDT_STATS=1 only.
+  const char* stats = std::getenv("GDDT_STATS");
+  const bool timing = stats != nullptr && std::string(stats) == "1";
+  const bool timed = value_of("peer.send.pack.ns") > pack_ns_before && value_of("peer.recv.header.ns") > header_ns_before &&
+                     value_of("peer.recv.move.ns") > move_ns_before;
+  const bool untimed = value_of("peer.send.pack.ns") == pack_ns_before &&
+                       value_of("peer.recv.header.ns") == header_ns_before;
+  expect(timing ? timed : untimed, timing ? "GDDT_STATS=1: the packing, header and moving stages were timed"
+                                          : "without GDDT_STATS=1 no stage was timed");
+  if (!staged) return;
+  const long long part =
+      std::max(size_setting("GDDT_STAGING_CHUNK", 4LL << 20), size_setting("GDDT_STAGING_CHUNK_MIN", 64LL << 10));
+  const long long want = (message.bytes() + part - 1) / part, got = value_of("peer.staged.parts") - parts_before;
+  expect(got == want, "sent in " + std::to_string(got) + " parts of " + std::to_string(part) + " bytes, expected " +
+                          std::to_string(want));
+}
+
+}  // namespace gddt_test::p2p
