@@ -335,8 +335,8 @@ int StandIns::make(std::initializer_list<Argument> arguments) {
       in_place = true;
       continue;
     }
-    if (!guard::significant(comm_, root_, argument.side)) continue;
-    const int segments = guard::datatypes_of(comm_, argument.per);
+    if (!call_buffers::significant(comm_, root_, argument.side)) continue;
+    const int segments = call_buffers::datatypes_of(comm_, argument.per);
     StandIn stand_in;
     switch (examine(argument, segments, host_staged_, &stand_in)) {
       case Verdict::kLeft:

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "core/status.hpp"
-#include "mpi/guard.hpp"
+#include "mpi/call_buffers.hpp"
 #include "protocol/requests.hpp"
 
 namespace gddt::mpi::collective {
@@ -102,20 +102,20 @@ class PackedSegments {
 };
 
 // A buffer argument of a call as the entry-point table describes it: the shim's own parameter
-// (pointed at the stand-in when one is made), how many segments it has (guard::Per), where it is
-// significant (guard::Side), segment i, and, where the call moves data without reducing it, how
+// (pointed at the stand-in when one is made), how many segments it has (call_buffers::Per), where it is
+// significant (call_buffers::Side), segment i, and, where the call moves data without reducing it, how
 // to point its count, datatype and displacement parameters at packed bytes (false where they do
 // not fit their integer types).
 struct Argument {
   using Rewrite = std::function<bool(PackedSegments&)>;
-  Argument(Direction d, const void** a, guard::Per p, guard::Side s, std::function<Segment(int)> seg, Rewrite r = {})
+  Argument(Direction d, const void** a, call_buffers::Per p, call_buffers::Side s, std::function<Segment(int)> seg, Rewrite r = {})
       : direction(d), address(a), per(p), side(s), segment(std::move(seg)), rewrite(std::move(r)) {}
-  Argument(Direction d, void** a, guard::Per p, guard::Side s, std::function<Segment(int)> seg, Rewrite r = {})
+  Argument(Direction d, void** a, call_buffers::Per p, call_buffers::Side s, std::function<Segment(int)> seg, Rewrite r = {})
       : Argument(d, const_cast<const void**>(a), p, s, std::move(seg), std::move(r)) {}
   Direction direction;
   const void** address;
-  guard::Per per;
-  guard::Side side;
+  call_buffers::Per per;
+  call_buffers::Side side;
   std::function<Segment(int)> segment;
   Rewrite rewrite;
 };
@@ -149,7 +149,7 @@ class KeptStandIns {
 class StandIns {
  public:
   enum class Filled { kNow, kAtStart };  // persistent calls fill their stand-ins at each MPI_Start
-  // `root` is the call's root (guard::kNotRooted for calls without one); `comm` is
+  // `root` is the call's root (call_buffers::kNotRooted for calls without one); `comm` is
   // MPI_COMM_SELF for MPI_Reduce_local.
   StandIns(MPI_Comm comm, int root, Filled filled = Filled::kNow);
   // A one-sided call on `win`, whose error handler hears of failures; host buffers get stand-ins
@@ -191,7 +191,7 @@ class StandIns {
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Win win_ = MPI_WIN_NULL;
   MPI_File file_ = MPI_FILE_NULL;
-  int root_ = guard::kNotRooted;
+  int root_ = call_buffers::kNotRooted;
   Filled filled_ = Filled::kNow;
   // GDDT_COLLECTIVE_HOST=gddt, GDDT_RMA_HOST=gddt or GDDT_FILE_HOST=gddt for the call's kind
   bool host_staged_ = false;

@@ -4,7 +4,7 @@ import pathlib
 import re
 import subprocess
 
-from entry_shims import GENERATED, guard
+from entry_shims import GENERATED
 from entry_table import PER, blocks, fail
 
 # Fortran layers that call PMPI_* themselves, past any C interposer, need gddt's own Fortran
@@ -125,40 +125,6 @@ def fortran_conversion(row):
     return params, before, args, after, lengths
 
 
-FORTRAN_TARGETS = {"MPI_Comm": "Comm", "MPI_File": "File"}
-
-
-def fortran_guard(row):
-    """The C arguments the guard of `row` reads, made from the Fortran ones (a0...), then it."""
-    named = {n: (i, d.replace("const ", "").split()[0]) for i, (d, n) in enumerate(row.parameters)}
-    target = next((n for n, (_, base) in named.items() if base in FORTRAN_TARGETS), None)
-    per_of = {datatype: per for _, datatype, per, _ in row.buffers}
-    lines = []
-    if target:
-        i, base = named[target]
-        lines.append(f"    const {base} {target} = MPI_{FORTRAN_TARGETS[base]}_f2c(*static_cast<MPI_Fint*>(a{i}));")
-    if "root" in named:
-        lines.append(f"    const int root = static_cast<int>(*static_cast<MPI_Fint*>(a{named['root'][0]}));")
-    made = set()
-    for buffer, datatype, per, _ in row.buffers:
-        if buffer not in made:
-            lines.append(f"    void* {buffer} = gddt::mpi::fortran::buffer(static_cast<char*>(a{named[buffer][0]}));")
-        if datatype in made:
-            continue
-        made |= {buffer, datatype}
-        i = named[datatype][0]
-        if per_of[datatype]:
-            lines.append(f"    const std::vector<MPI_Datatype> {datatype}_c = gddt::mpi::fortran::datatypes("
-                         f"static_cast<MPI_Fint*>(a{i}), {target}, Per::{PER[per]});")
-            lines.append(f"    const MPI_Datatype* {datatype} = {datatype}_c.data();")
-        else:
-            lines.append(f"    const MPI_Datatype {datatype} = MPI_Type_f2c(*static_cast<MPI_Fint*>(a{i}));")
-    ierror = f"a{len(row.parameters)}"
-    refusal = f"{{\n      if ({ierror} != nullptr) *static_cast<MPI_Fint*>({ierror}) = refused;\n      return;\n    }}"
-    checks = ["  " + line for line in guard(row, refusal)]
-    return ["  {", *lines, *checks, "  }"]
-
-
 # Intercepted in C only: the communicator constructors and MPI_Init, where gddt agrees on its peer
 # protocol (protocol/peer/peers.hpp). Their Fortran entry points call the library's own, as blocking
 # rows do: a Fortran program never registers as a peer, so its communicators keep the raw format.
@@ -176,8 +142,9 @@ def fortran_shim(row, layer):
     symbol = symbol_of(fortran_name(row))
     forward_types, forward_declared, forward_names = fortran_forward(row)
     library = f'static const auto library = gddt::mpi::fortran::library<void (*)({forward_types})>("{symbol}");'
-    if row.kind in ("intercepted", "staged"):
-        # Staged rows call gddt's C shim of the function, which stages their buffers.
+    if row.kind in ("intercepted", "narrowed", "staged"):
+        # Staged and narrowed rows call gddt's C shim of the function, which stages their buffers or
+        # narrows their counts.
         target = f"gddt::mpi::entry::{row.short}" if row.kind == "intercepted" else f"::{row.name}"
         params, before, args, after, lengths = fortran_conversion(row)
         signature = ", ".join(params + ["MPI_Fint* ierror"] + lengths)
@@ -194,8 +161,6 @@ def fortran_shim(row, layer):
     else:
         signature = forward_declared
         body = [f"  {library}"]
-        if row.buffers:
-            body += fortran_guard(row)
         if blocks(row):
             body.append("  const gddt::mpi::BlockingCall blocking;")
         body.append(f"  library({forward_names});")
@@ -244,9 +209,8 @@ def write_fortran(rows, declared, library, cpp):
     chosen = fortran_rows(rows, declared, layer, defined)
     lines = [GENERATED, "#include <cstddef>", "#include <string>", "#include <vector>", "",
              '#include "mpi/entry_points.hpp"', '#include "mpi/fortran.hpp"',
-             '#include "mpi/guard.hpp"', '#include "mpi/interpose.hpp"', "",
-             "using gddt::mpi::guard::Per;", "using gddt::mpi::guard::Side;",
-             "namespace guard = gddt::mpi::guard;", "",
+             '#include "mpi/call_buffers.hpp"', '#include "mpi/interpose.hpp"', "",
+             "using gddt::mpi::call_buffers::Per;", "",
              "extern \"C\" {", ""]
     lines += [fortran_shim(r, layer) + "\n" for r in chosen]
     lines += ["}  // extern \"C\"", "",

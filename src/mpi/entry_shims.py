@@ -5,34 +5,6 @@ import re
 
 from entry_table import DIRECTIONS, PER, SIDE, blocks, file_handle
 
-# The handle on whose error handler a refusal is raised, by parameter type.
-TARGETS = {"MPI_Comm": "on_comm", "MPI_File": "on_file"}
-
-
-def guard(row, refusal="return refused;"):
-    named = {d.split()[1] if d.startswith("const") else d.split()[0]: n for d, n in row.parameters}
-    target, handle = next(((f, named[t]) for t, f in TARGETS.items() if t in named), (None, None))
-    buffers = []
-    for buffer, datatype, per, side in row.buffers:
-        address = datatype if per else f"&{datatype}"
-        buffers.append(f"{{{buffer}, {address}, Per::{PER[per]}, Side::{SIDE[side]}}}")
-    listed = ", ".join(buffers)
-    names = {n for _, n in row.parameters}
-    if target == "on_comm":
-        root = "root" if "root" in names else "guard::kNotRooted"
-        call = f"guard::on_comm({handle}, {root}, {{{listed}}})"
-    elif target:
-        call = f"guard::{target}({handle}, {{{listed}}})"
-    else:
-        call = f"guard::on_comm(MPI_COMM_SELF, guard::kNotRooted, {{{listed}}})"
-    return [
-        "  if (!gddt::mpi::stepped_aside()) {",
-        f"    const int refused = gddt::mpi::{call};",
-        f"    if (refused != MPI_SUCCESS) {refusal}",
-        "  }",
-    ]
-
-
 def staged_rewrite(spec):
     """The lambda that points a staged buffer's count, datatype and displacement parameters at its
     packed bytes (collective::PackedSegments)."""
@@ -80,7 +52,7 @@ def staged_shim(row, forward):
         body.append(f"  gddt::mpi::collective::StandIns stand_ins({file});")
     else:
         comm = "comm" if "comm" in names else "MPI_COMM_SELF"
-        root = "root" if "root" in names else "guard::kNotRooted"
+        root = "root" if "root" in names else "call_buffers::kNotRooted"
         persistent = row.name.endswith("_init") or row.name.endswith("_init_c")
         filled = ", gddt::mpi::collective::StandIns::Filled::kAtStart" if persistent else ""
         body.append(f"  gddt::mpi::collective::StandIns stand_ins({comm}, {root}{filled});")
@@ -99,6 +71,20 @@ def staged_shim(row, forward):
     else:
         body.append(f"  return stand_ins.finish({forward});")
     return body
+
+
+def narrowed_body(row, forward):
+    """A _c form through its int call's implementation where every count fits an int (or is negative,
+    which that call rejects as the library would), through the library where every buffer is host
+    memory, else MPI_ERR_COUNT: gddt stages a message as one MPI_PACKED message of an int count."""
+    counts = [n for d, n in row.parameters if d.split()[0] == "MPI_Count"]
+    buffers = [n for d, n in row.parameters if d.replace("const ", "").startswith("void *")]
+    narrowed = ", ".join(f"large_count::narrowed({n})" if n in counts else n for _, n in row.parameters)
+    comm = "comm" if "comm" in {n for _, n in row.parameters} else "MPI_COMM_WORLD"
+    return [f"  if ({' && '.join(f'large_count::int_call_takes({n})' for n in counts)})",
+            f"    return gddt::mpi::entry::{row.short[:-len('_c')]}({narrowed});",
+            f"  if ({' && '.join(f'large_count::library_takes({n})' for n in buffers)}) return {forward};",
+            f"  return large_count::count_too_large({comm});"]
 
 
 def shim(row):
@@ -125,12 +111,14 @@ def shim(row):
         if row.blocking:
             body.append("  const gddt::mpi::BlockingCall blocking;")
         body.append(f"  return gddt::mpi::entry::{row.short}({row.arguments()});")
+    elif row.kind == "narrowed":
+        body = [f"  if (gddt::mpi::stepped_aside()) return {forward};", *narrowed_body(row, forward)]
     elif row.kind == "made":
         body = [f"  const int rc = {forward};",
                 f"  if (rc == MPI_SUCCESS && !gddt::mpi::stepped_aside()) gddt::mpi::made_datatype(*{row.made});",
                 "  return rc;"]
     else:
-        body = guard(row) if row.buffers else []
+        body = []
         if row.kind == "blocking":
             body.append("  const gddt::mpi::BlockingCall blocking;")
         body.append(f"  return {forward};")
@@ -149,10 +137,11 @@ def write_shims(rows, declared, cpp, hpp, names):
     hpp_lines += [f"int {r.short}({r.declaration()});" for r in present if r.kind == "intercepted"]
     hpp_lines += ["", "}  // namespace gddt::mpi::entry", ""]
     cpp_lines = [GENERATED, "#include <cstdint>", "", '#include "mpi/collective.hpp"',
-                 '#include "mpi/entry_points.hpp"', '#include "mpi/fast_path.hpp"', '#include "mpi/guard.hpp"',
-                 '#include "mpi/interpose.hpp"', "", "using gddt::mpi::guard::Per;", "using gddt::mpi::guard::Side;",
+                 '#include "mpi/entry_points.hpp"', '#include "mpi/fast_path.hpp"', '#include "mpi/call_buffers.hpp"',
+                 '#include "mpi/interpose.hpp"', '#include "mpi/large_count.hpp"', "",
+                 "using gddt::mpi::call_buffers::Per;", "using gddt::mpi::call_buffers::Side;",
                  "using gddt::mpi::collective::Direction;", "using gddt::mpi::collective::Segment;",
-                 "namespace guard = gddt::mpi::guard;", ""]
+                 "namespace call_buffers = gddt::mpi::call_buffers;", "namespace large_count = gddt::mpi::large_count;", ""]
     cpp_lines += [shim(r) + "\n" for r in present if r.kind != "forward"]
     names_lines = [GENERATED] + [f"GDDT_ENTRY_POINT({r.kind}, {r.name}, {int(blocks(r))})" for r in present]
     for path, lines in ((hpp, hpp_lines), (cpp, cpp_lines), (names, names_lines)):

@@ -6,9 +6,8 @@ import re
 import sys
 
 TABLE = pathlib.Path(__file__).with_name("entry_points.txt")
-CLASSES = ("intercepted", "staged", "blocking", "checked", "made", "forward")
+CLASSES = ("intercepted", "narrowed", "staged", "blocking", "made", "forward")
 ROW = re.compile(r"^(\w+)\s+(MPI_\w+)(?:\((.*)\))?\s*(?:\|\s*(.*))?$")
-BUFFER = re.compile(r"^(\w+):(\w+)(?:\[(peer|in|out)\])?(?:@(root|leaf))?$")
 PER = {None: "kCall", "peer": "kPeer", "in": "kInNeighbor", "out": "kOutNeighbor"}
 SIDE = {None: "kAny", "root": "kRoot", "leaf": "kLeaf"}
 # A buffer of a staged row: direction, buffer, count (a parameter, an array indexed per segment, the
@@ -84,33 +83,29 @@ def read_table():
         made = None
         if kind == "made":
             made, buffers = (buffers or "").strip(), None
-        if (kind in ("checked", "staged") and not buffers) or (kind in ("intercepted", "forward") and buffers):
-            fail(f"{where}: checked and staged rows list their buffers, blocking rows may, intercepted rows may "
-                 "say `fast` or `blocking`, made rows name their new datatype, forward rows say nothing")
+        if (kind == "staged") != bool(buffers):
+            fail(f"{where}: staged rows list their buffers, intercepted rows may say `fast` or `blocking`, made "
+                 "rows name their new datatype, the others say nothing")
         params = None if parameters is None else split_parameters(parameters, where)
+        if kind == "narrowed" and not (name.endswith("_c") and any(d.split()[0] == "MPI_Count" for d, _ in params)):
+            fail(f"{where}: a narrowed row is the _c form of a call, with MPI_Count parameters")
         if kind == "made" and f"MPI_Datatype *{made}" not in [d for d, _ in params]:
             fail(f"{where}: a made row names its `MPI_Datatype *` parameter after `|`")
         specs, staged, resumed = [], [], None
         for spec in (s.strip() for s in (buffers or "").split(",") if s.strip()):
-            begun = BEGUN_BUFFER.match(spec) if kind == "staged" else None
+            begun = BEGUN_BUFFER.match(spec)
             if begun:
                 if begun.group(2) not in {n for _, n in params} or staged or resumed:
                     fail(f"{where}: '{spec}' is not the one buffer parameter of a split collective's end")
                 resumed = begun.group(2)
                 continue
-            if kind == "staged":
-                b = STAGED_BUFFER.match(spec)
-                named = b and {b.group(2), b.group(3), b.group(5)} | ({b.group(8)} if b.group(8) else set())
-                if not b or not named <= {n for _, n in params}:
-                    fail(f"{where}: '{spec}' is not a staged buffer of this function's parameters")
-                staged.append(b.groups())
-                direction, buffer, count, count_per, datatype, type_per, blocks, displs, side = b.groups()
-                specs.append((buffer, datatype, type_per, side))
-                continue
-            b = BUFFER.match(spec)
-            if not b or params is None or not {b.group(1), b.group(2)} <= {n for _, n in params}:
-                fail(f"{where}: '{spec}' does not name a buffer and a datatype parameter")
-            specs.append(b.groups())
+            b = STAGED_BUFFER.match(spec)
+            named = b and {b.group(2), b.group(3), b.group(5)} | ({b.group(8)} if b.group(8) else set())
+            if not b or not named <= {n for _, n in params}:
+                fail(f"{where}: '{spec}' is not a staged buffer of this function's parameters")
+            staged.append(b.groups())
+            direction, buffer, count, count_per, datatype, type_per, blocks, displs, side = b.groups()
+            specs.append((buffer, datatype, type_per, side))
         row = Row(kind, name, params, specs, made or buffers or "", flag)
         row.staged = staged
         row.made = made

@@ -49,8 +49,8 @@ void* buffer(char* fortran) {
   return is(fortran, kInPlace) ? MPI_IN_PLACE : fortran;
 }
 
-std::vector<MPI_Datatype> datatypes(const MPI_Fint* fortran, MPI_Comm comm, guard::Per per) {
-  std::vector<MPI_Datatype> types(static_cast<std::size_t>(std::max(guard::datatypes_of(comm, per), 0)));
+std::vector<MPI_Datatype> datatypes(const MPI_Fint* fortran, MPI_Comm comm, call_buffers::Per per) {
+  std::vector<MPI_Datatype> types(static_cast<std::size_t>(std::max(call_buffers::datatypes_of(comm, per), 0)));
   for (std::size_t i = 0; i < types.size(); ++i) types[i] = MPI_Type_f2c(fortran[i]);
   return types;
 }

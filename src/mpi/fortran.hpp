@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "mpi/guard.hpp"
+#include "mpi/call_buffers.hpp"
 
 #define GDDT_FORTRAN_ENTRY __attribute__((visibility("default")))
 #define GDDT_FORTRAN_ALIAS(target) __attribute__((visibility("default"), alias(target)))
@@ -24,8 +24,8 @@ extern const int kEntryPoints;
 
 // A choice buffer as C sees it: the library's Fortran MPI_BOTTOM and MPI_IN_PLACE become C's.
 void* buffer(char* fortran);
-// The C datatypes of a Fortran array of one per peer (guard::datatypes_of) of `comm`.
-std::vector<MPI_Datatype> datatypes(const MPI_Fint* fortran, MPI_Comm comm, guard::Per per);
+// The C datatypes of a Fortran array of one per peer (call_buffers::datatypes_of) of `comm`.
+std::vector<MPI_Datatype> datatypes(const MPI_Fint* fortran, MPI_Comm comm, call_buffers::Per per);
 // A Fortran CHARACTER argument without its trailing blanks.
 std::string text(const char* fortran, std::size_t length);
 // A Fortran count as a size for C arrays (0 for negative counts, which the library reports).

@@ -30,7 +30,7 @@ using collective::Segment;
 
 // A buffer of `count` elements of `datatype`, read (origin, compare) or written (result).
 Argument buffer(Direction direction, const void** address, std::int64_t count, MPI_Datatype datatype) {
-  return Argument(direction, address, guard::Per::kCall, guard::Side::kAny, [count, datatype](int) {
+  return Argument(direction, address, call_buffers::Per::kCall, call_buffers::Side::kAny, [count, datatype](int) {
     return Segment{count, datatype, 0, Segment::Unit::kExtents};
   });
 }
