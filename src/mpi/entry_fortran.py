@@ -5,7 +5,7 @@ import re
 import subprocess
 
 from entry_shims import GENERATED
-from entry_table import PER, blocks, fail
+from entry_table import PER, blocks, fail, implementation_call
 
 # Fortran layers that call PMPI_* themselves, past any C interposer, need gddt's own Fortran
 # functions: all of Open MPI's (mpif.h, `use mpi`, and through ompi_<name>_f also `use mpi_f08`),
@@ -145,8 +145,10 @@ def fortran_shim(row, layer):
     if row.kind in ("intercepted", "narrowed", "staged"):
         # Staged and narrowed rows call gddt's C shim of the function, which stages their buffers or
         # narrows their counts.
-        target = f"gddt::mpi::entry::{row.short}" if row.kind == "intercepted" else f"::{row.name}"
+        target = None if row.kind == "intercepted" else f"::{row.name}"
         params, before, args, after, lengths = fortran_conversion(row)
+        arguments = ", ".join(args)
+        call = implementation_call(row.short, row.fast, arguments) if target is None else f"{target}({arguments})"
         signature = ", ".join(params + ["MPI_Fint* ierror"] + lengths)
         passed = ", ".join([p.split()[-1] for p in params] + ["ierror"] + [n.split()[-1] for n in lengths])
         body = ["  if (gddt::mpi::stepped_aside()) {",
@@ -155,7 +157,7 @@ def fortran_shim(row, layer):
                 "  }",
                 *(["  const gddt::mpi::BlockingCall blocking;"] if row.blocking else []),
                 *before,
-                f"  const int rc = {target}({', '.join(args)});",
+                f"  const int rc = {call};",
                 *after,
                 "  if (ierror != nullptr) *ierror = rc;"]
     else:
@@ -208,7 +210,7 @@ def write_fortran(rows, declared, library, cpp):
     layer, defined = fortran_layer(library)
     chosen = fortran_rows(rows, declared, layer, defined)
     lines = [GENERATED, "#include <cstddef>", "#include <string>", "#include <vector>", "",
-             '#include "mpi/entry_points.hpp"', '#include "mpi/fortran.hpp"',
+             '#include "mpi/entry_points.hpp"', '#include "mpi/fast_path.hpp"', '#include "mpi/fortran.hpp"',
              '#include "mpi/call_buffers.hpp"', '#include "mpi/interpose.hpp"', "",
              "using gddt::mpi::call_buffers::Per;", "",
              "extern \"C\" {", ""]

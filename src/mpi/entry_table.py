@@ -32,6 +32,7 @@ class Row:
         self.resumed = None  # the *_end of a split collective: its buffer parameter (BEGUN_BUFFER)
         self.listed = listed  # the buffers as the table writes them
         self.made = None  # made rows: the parameter that returns the new datatype
+        self.twin_fast = False  # narrowed rows: whether their int call's row is fast
 
     @property
     def short(self):
@@ -133,3 +134,11 @@ def blocks(row):
     names = {n for _, n in row.parameters or []}
     return (row.kind == "blocking" or row.blocking or
             (row.kind == "staged" and "request" not in names and ("comm" in names or file_handle(row) is not None)))
+
+
+def implementation_call(short, fast, arguments):
+    """How generated code calls gddt's implementation of an intercepted row: a fast row's inline test
+    first, which sends ordinary host traffic to the library (mpi/fast_path.hpp), so that no
+    implementation repeats it."""
+    call = f"gddt::mpi::entry::{short}({arguments})"
+    return f"(gddt::mpi::fast::{short}({arguments}) ? PMPI_{short}({arguments}) : {call})" if fast else call

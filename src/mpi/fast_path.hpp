@@ -3,7 +3,9 @@
 // few globals and calls nothing, so the shim stays a leaf whose both ways out are tail calls
 // (no frame, no saved registers), and a true answer is right whatever else holds: whether gddt
 // is disabled or MPI finalized, the call would reach the library unchanged too. A false
-// answer only means the shim takes the slow way, which decides everything again.
+// answer only means the shim takes the slow way, which decides everything else. Every generated
+// caller of these rows' implementations (the large-count and Fortran shims too) asks first, so the
+// implementations do not repeat it.
 #pragma once
 
 #include <mpi.h>
@@ -40,8 +42,7 @@ inline bool Irecv(void* buf, int count, MPI_Datatype datatype, int, int, MPI_Com
   return p2p::passes_through(buf, count, datatype, true);
 }
 
-// Completion calls: no gddt operation is alive, so every request is the library's own; the
-// same test the implementations make first (interpose_p2p.cpp).
+// Completion calls: no gddt operation is alive, so every request is the library's own.
 inline bool no_operation_alive() { return !protocol::requests::any(); }
 inline bool Wait(MPI_Request*, MPI_Status*) { return no_operation_alive(); }
 inline bool Test(MPI_Request*, int*, MPI_Status*) { return no_operation_alive(); }

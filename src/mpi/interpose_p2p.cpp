@@ -1,7 +1,8 @@
 // gddt's implementations of the point-to-point entry points (see p2p.hpp for what gddt does
-// with a message; the shims that call them are generated from entry_points.txt). The plain
-// sends and receives first try the inline hot path, so host traffic pays a few loads for
-// gddt. MPI_Test_cancelled, MPI_Get_count and MPI_Get_elements are forwarded: gddt's messages
+// with a message; the shims that call them are generated from entry_points.txt). The generated
+// callers of the plain sends, receives and completion calls (their fast rows) ask the inline
+// test of mpi/fast_path.hpp first, so host traffic pays a few loads for gddt and never reaches
+// these. MPI_Test_cancelled, MPI_Get_count and MPI_Get_elements are forwarded: gddt's messages
 // are ordinary MPI messages of packed bytes, whose statuses count bytes, which the library
 // converts to any datatype. MPI_Probe, MPI_Iprobe and MPI_Cancel only start queued sends first.
 #include <mpi.h>
@@ -9,35 +10,28 @@
 #include "mpi/entry_points.hpp"
 #include "mpi/interpose.hpp"
 #include "mpi/p2p.hpp"
-#include "protocol/requests.hpp"
 
 namespace gddt::mpi::entry {
 
 int Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
-  if (p2p::passes_through(buf, count, datatype)) return PMPI_Send(buf, count, datatype, dest, tag, comm);
   return p2p::send(PMPI_Send, false, buf, count, datatype, dest, tag, comm);
 }
 int Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
-  if (p2p::passes_through(buf, count, datatype)) return PMPI_Ssend(buf, count, datatype, dest, tag, comm);
   return p2p::send(PMPI_Ssend, false, buf, count, datatype, dest, tag, comm);
 }
 int Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
-  if (p2p::passes_through(buf, count, datatype)) return PMPI_Rsend(buf, count, datatype, dest, tag, comm);
   return p2p::send(PMPI_Rsend, false, buf, count, datatype, dest, tag, comm);
 }
 int Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
   return p2p::send(PMPI_Bsend, true, buf, count, datatype, dest, tag, comm);
 }
 int Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
-  if (p2p::passes_through(buf, count, datatype)) return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
   return p2p::isend(PMPI_Isend, false, false, buf, count, datatype, dest, tag, comm, request);
 }
 int Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
-  if (p2p::passes_through(buf, count, datatype)) return PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
   return p2p::isend(PMPI_Issend, false, false, buf, count, datatype, dest, tag, comm, request);
 }
 int Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
-  if (p2p::passes_through(buf, count, datatype)) return PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
   return p2p::isend(PMPI_Irsend, false, false, buf, count, datatype, dest, tag, comm, request);
 }
 int Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
@@ -60,12 +54,10 @@ int Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int 
   return p2p::isend(PMPI_Bsend_init, true, true, buf, count, datatype, dest, tag, comm, request);
 }
 int Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status* status) {
-  if (p2p::passes_through(buf, count, datatype, true)) return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
   return p2p::recv(buf, count, datatype, source, tag, comm, status);
 }
 
 int Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request* request) {
-  if (p2p::passes_through(buf, count, datatype, true)) return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
   return p2p::irecv(false, buf, count, datatype, source, tag, comm, request);
 }
 
@@ -137,42 +129,34 @@ int Start(MPI_Request* request) { return p2p::start(request); }
 int Startall(int count, MPI_Request requests[]) { return p2p::startall(count, requests); }
 
 int Wait(MPI_Request* request, MPI_Status* status) {
-  if (!protocol::requests::any()) return PMPI_Wait(request, status);
   return p2p::wait(request, status);
 }
 
 int Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  if (!protocol::requests::any()) return PMPI_Test(request, flag, status);
   return p2p::test(request, flag, status);
 }
 
 int Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
-  if (!protocol::requests::any()) return PMPI_Waitany(count, requests, index, status);
   return p2p::waitany(count, requests, index, status);
 }
 
 int Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
-  if (!protocol::requests::any()) return PMPI_Testany(count, requests, index, flag, status);
   return p2p::testany(count, requests, index, flag, status);
 }
 
 int Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  if (!protocol::requests::any()) return PMPI_Waitall(count, requests, statuses);
   return p2p::waitall(count, requests, statuses);
 }
 
 int Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
-  if (!protocol::requests::any()) return PMPI_Testall(count, requests, flag, statuses);
   return p2p::testall(count, requests, flag, statuses);
 }
 
 int Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
-  if (!protocol::requests::any()) return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
   return p2p::waitsome(incount, requests, outcount, indices, statuses);
 }
 
 int Testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
-  if (!protocol::requests::any()) return PMPI_Testsome(incount, requests, outcount, indices, statuses);
   return p2p::testsome(incount, requests, outcount, indices, statuses);
 }
 
