@@ -307,8 +307,7 @@ StandIns::StandIns(MPI_File file) : file_(file), host_staged_(config::file_host(
 StandIns::~StandIns() = default;
 
 int StandIns::raised(Status status) const {
-  if (win_ != MPI_WIN_NULL) return raise_on_window(win_, status);
-  return file_ != MPI_FILE_NULL ? raise_on_file(file_, status) : raise(comm_, status);
+  return raise_on_owner(comm_, win_, file_, status);
 }
 
 int StandIns::rank() const {

@@ -43,6 +43,10 @@ int raise_through(int (*call_errhandler)(Handle, int), Handle handle, const char
 int raise(MPI_Comm comm, Status status) { return raise_through(PMPI_Comm_call_errhandler, comm, "communicator", status); }
 int raise_on_window(MPI_Win win, Status status) { return raise_through(PMPI_Win_call_errhandler, win, "window", status); }
 int raise_on_file(MPI_File file, Status status) { return raise_through(PMPI_File_call_errhandler, file, "file", status); }
+int raise_on_owner(MPI_Comm comm, MPI_Win win, MPI_File file, Status status) {
+  if (win != MPI_WIN_NULL) return raise_on_window(win, status);
+  return file != MPI_FILE_NULL ? raise_on_file(file, status) : raise(comm, status);
+}
 
 }  // namespace gddt::mpi
 

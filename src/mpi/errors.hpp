@@ -16,5 +16,7 @@ int raise(MPI_Comm comm, Status status);
 // The same on a window's and on a file's error handler.
 int raise_on_window(MPI_Win win, Status status);
 int raise_on_file(MPI_File file, Status status);
+// On the handle a call belongs to: its window where it has one, else its file, else `comm`.
+int raise_on_owner(MPI_Comm comm, MPI_Win win, MPI_File file, Status status);
 
 }  // namespace gddt::mpi

@@ -90,9 +90,7 @@ Status check_envelope(const Call& call, MPI_Comm comm) {
 int report(const Operation& operation, const protocol::Outcome& outcome) {
   if (outcome.library_error != MPI_SUCCESS) return outcome.library_error;
   if (outcome.reported) return error_class(outcome.status);
-  if (operation.win != MPI_WIN_NULL) return raise_on_window(operation.win, outcome.status);
-  return operation.file != MPI_FILE_NULL ? raise_on_file(operation.file, outcome.status)
-                                         : raise(operation.comm, outcome.status);
+  return raise_on_owner(operation.comm, operation.win, operation.file, outcome.status);
 }
 
 }  // namespace
