@@ -12,7 +12,7 @@ for version in host stream kernel; do
   output=$("$@" "$bench/gddt-bench-himeno-$version" "$size" "$iterations" 2>&1)
   status=$?
   echo "$output"
-  if grep -q "finding a GPU failed" <<<"$output"; then exit 77; fi
+  if [ $status -eq 77 ] || grep -q "finding a GPU failed" <<<"$output"; then exit 77; fi
   [ $status -eq 0 ] || { echo "himeno $version failed ($status)"; exit 1; }
   residuals+=("$(sed -n 's/.*gosa \([^ ]*\).*/\1/p' <<<"$output" | head -n 1)")
 done
