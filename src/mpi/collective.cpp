@@ -90,8 +90,7 @@ Status packed_staging(const StandIn& stand_in, bool filling, protocol::Staging* 
   for (const Piece& piece : stand_in.pieces)
     if (!(filling ? piece.dense() : piece.gapless())) most = std::max(most, piece.bytes());
   if (most == 0) return GDDT_OK;
-  protocol::Route route = protocol::Route::kHostStaged;
-  return packed->acquire(&route, -1, most);
+  return packed->acquire(-1, most);
 }
 
 // The pieces of a packed argument, packed into (`into_packed`) or unpacked out of its packed bytes.
@@ -269,12 +268,10 @@ Status pack_or_stand_in(const Argument& argument, int segments, StandIn* stand_i
     }
     if (argument.rewrite(packed)) {
       stand_in->packed = true;
-      protocol::Route route = protocol::Route::kHostStaged;
-      return stand_in->staging.acquire(&route, -1, total);
+      return stand_in->staging.acquire(-1, total);
     }
   }
-  protocol::Route route = protocol::Route::kHostStaged;
-  return stand_in->staging.acquire(&route, -1, stand_in->high - stand_in->low);
+  return stand_in->staging.acquire(-1, stand_in->high - stand_in->low);
 }
 
 // The stand-ins of split collectives from their *_begin to their *_end, by file: MPI allows one

@@ -31,12 +31,11 @@ bool Message::contiguous() const {
          layout->pieces[0].offset == layout->lb;
 }
 
-Status Staging::acquire(Route* route, int device, std::int64_t bytes) {
+Status Staging::acquire(int device, std::int64_t bytes) {
   const auto size = static_cast<std::size_t>(bytes);
-  if (*route == Route::kDeviceStaged) {
+  if (device >= 0) {
     if (acquire_device(device, bytes) == GDDT_OK) return GDDT_OK;
     GDDT_LOG(kInfo, "no device scratch for %lld bytes: staging through host memory", static_cast<long long>(bytes));
-    *route = Route::kHostStaged;
   }
   if (!gpu::available() || acquire_pinned(bytes) != GDDT_OK) {
     if (gpu::available()) {

@@ -14,21 +14,6 @@
 
 namespace gddt::protocol {
 
-// How one side of a call reaches the MPI library: a row of the transport table (transport.hpp).
-enum class Route {
-  kForward,       // the user's buffer and datatype go to the MPI library unchanged (host memory)
-  kDeviceBytes,   // contiguous device data: its bytes go to a CUDA-aware library in place, as MPI_PACKED
-  kDeviceStaged,  // packed into device scratch; the (CUDA-aware) library moves device memory
-  kHostStaged,    // packed into host staging; the library moves host memory
-  kHostSpan,      // the typed span copied to host staging, gaps included; the library packs or
-                  // unpacks the user's own datatype there
-  kPeerInline,    // peer protocol (peers.hpp): the packed bytes ride in the header, a marker on the
-                  // user's communicator stands for them
-  kPeerIpc,       // peer protocol: the receiver reads the packed bytes in the sender's device
-                  // scratch through CUDA IPC
-  kPeerStaged,    // peer protocol: the packed bytes go as a message on the private data twin
-};
-
 // What a gddt peer sends on the user's communicator and tag in place of a message of the peer
 // protocol (peers.hpp): a size no other message between peers has, since the sender routes every
 // message of exactly this many packed bytes through the protocol.
@@ -57,9 +42,9 @@ struct Message {
 // pool is exhausted, ordinary host memory.
 class Staging {
  public:
-  // Borrows `bytes` of staging for `route`. A device request that cannot be met falls back
-  // to host staging (the route changes to kHostStaged); host staging falls back to the heap.
-  Status acquire(Route* route, int device, std::int64_t bytes);
+  // Borrows `bytes` of staging: device scratch of GPU `device` (>= 0), else, or where the pool
+  // cannot give that now, pinned host staging, else the heap (kind() tells which it got).
+  Status acquire(int device, std::int64_t bytes);
   // Pinned host staging, or device scratch of GPU `device`, only: GDDT_ERR_NO_MEMORY where the
   // pool cannot give it now.
   Status acquire_pinned(std::int64_t bytes);

@@ -93,6 +93,11 @@ void finish_arrived_markers(MPI_Comm comm) {
   }
 }
 
+namespace {
+// The peer protocol waits on it where a probe or a lent buffer needs the markers receives took.
+[[maybe_unused]] const bool marker_finisher_set = (peers::set_marker_finisher(finish_arrived_markers), true);
+}  // namespace
+
 void release(Operation* operation) {
   if (operation == nullptr) return;
   std::lock_guard<std::mutex> lock(table().mutex);
@@ -179,30 +184,7 @@ void abandon(MPI_Request request, const Operation* operation) {
   t.abandoned.push_back(std::move(taken));
 }
 
-void note_stream(gpu::Stream stream, std::vector<gpu::Stream>* streams) {
-  if (stream != nullptr && std::find(streams->begin(), streams->end(), stream) == streams->end())
-    streams->push_back(stream);
-}
-
 }  // namespace requests
-
-namespace {
-
-// An MPI_Iprobe receives nothing; it only runs the library's progress engine, for every
-// communicator. It probes MPI_COMM_SELF, since the operation's own communicator may have been freed
-// by now (MPI lets a program free a communicator with requests still pending on it).
-void drive_library(void*) {
-  int flag = 0;
-  PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
-}
-
-}  // namespace
-
-gpu::WhileWaiting meanwhile_for(Operation& operation) {
-  // From GDDT_DRIVE_PROGRESS_MIN on a pack or unpack takes long enough to be worth driving the library.
-  if (static_cast<std::uint64_t>(operation.message.bytes()) < config::settings().drive_progress_min) return {};
-  return gpu::WhileWaiting{drive_library, nullptr};
-}
 
 namespace {
 
@@ -283,7 +265,7 @@ void finish_receives(Operation* const* operations, const MPI_Status* statuses, i
     if (members.empty()) return;
     const Status status = queue_unpacks(moves.data(), static_cast<int>(moves.size()), set_stream);
     for (Operation* operation : members) operation->early.status = status;
-    if (!is_error(status)) requests::note_stream(set_stream, queued);
+    if (!is_error(status)) note_stream(set_stream, queued);
     moves.clear();
     members.clear();
   };
@@ -293,7 +275,7 @@ void finish_receives(Operation* const* operations, const MPI_Status* statuses, i
     int received = 0;
     gpu::Stream resolved = nullptr;
     if (!takes_incoming(operation, MPI_SUCCESS, statuses[i], &received, &resolved, &gathered)) {
-      requests::note_stream(resolved, queued);
+      note_stream(resolved, queued);
       continue;
     }
     gpu::Stream stream = nullptr;
@@ -301,7 +283,7 @@ void finish_receives(Operation* const* operations, const MPI_Status* statuses, i
         is_error(message_stream(operation.message, operation.staging, &stream))) {
       gpu::Stream alone = nullptr;
       operation.early.status = empty_incoming(operation, received, &alone);
-      requests::note_stream(alone, queued);
+      note_stream(alone, queued);
       continue;
     }
     if (stream != set_stream) {

@@ -1,63 +1,21 @@
 // The transports: the ways one side of a point-to-point call reaches the MPI library. Each is one
-// row of a table (transport.cpp): its route, its name, whether it can serve a message, and what it
-// does at the three points of a transfer: staging the message (what the library is handed), before
-// the library sends (filling the staging), after the library received (moving the staging into the
-// user's buffer). The route of a message is the first row, in the table's order of preference, that
-// serves it. A new transport is a new row.
+// row of a table (transports.def; a row's fields: route.hpp): its route, its name, whether it
+// serves a side, and what it does at the three points of a transfer: staging the message (what the
+// library is handed), before the library sends (filling the staging), after the library received
+// (moving the staging into the user's buffer). A side takes the first row, in the table's order of
+// preference, that serves it, and keeps it: nothing overrides a row's choice afterwards.
 #pragma once
 
 #include <mpi.h>
 
 #include <memory>
 
-#include "protocol/message.hpp"
-#include "protocol/requests.hpp"
+#include "protocol/operation.hpp"
+#include "protocol/route.hpp"
 
 namespace gddt::protocol {
 
-// What one call asks of a side beyond its message.
-struct Call {
-  Operation::Kind kind = Operation::Kind::kSend;
-  // The library copies the send data aside with the CPU (the buffered modes into the attached
-  // buffer; Open MPI 5.0's MPI_Isendrecv_replace into a buffer of its own, which crashes on device
-  // memory even for MPI_INT): device data goes to it only as host staging.
-  bool cpu_copied = false;
-  // The receive half of an MPI_Isendrecv (transport.cpp: MPICH's status of it is empty).
-  bool exchange_receive = false;
-  // Sends: the destination and tag (the peer protocol's header goes there too).
-  int peer = MPI_PROC_NULL;
-  int tag = 0;
-  // Sends: the receiver may read the user's buffer until the send completes (blocking and
-  // nonblocking sends; not buffered, persistent or exchange ones, which complete apart from it).
-  bool lends_buffer = false;
-  // MPI_Psend_init, MPI_Precv_init: the library moves the staging's partitions itself, so the
-  // message never takes the peer protocol.
-  bool partitioned = false;
-};
-
-// One side of a call as the MPI library will see it: the user's own arguments when the message is
-// forwarded, the staging otherwise.
-struct Side {
-  void* buffer = nullptr;
-  int count = 0;
-  MPI_Datatype datatype = MPI_DATATYPE_NULL;
-  std::unique_ptr<Operation> operation;  // null when nothing is left to do around the library's call
-};
-
 const char* route_name(Route route);
-
-// The route GDDT_PROTOCOL forces on device messages; kForward when it is "auto".
-Route device_route_forced();
-
-// GDDT_P2P_HOST=gddt: host messages are staged by gddt too.
-bool host_through_gddt();
-
-// Whether a receive of no bytes must be staged too (transport.cpp: Open MPI 4 writes a longer
-// message past a contiguous receive buffer).
-bool stages_empty_receives();
-
-// Whether the status of an MPI_Isendrecv tells its receive's count and source (not under MPICH 4.0).
-bool exchange_statuses_complete();
 
 // While one lives on a thread, the MPI library gets that thread's device messages as host staging
 // only: the device API's proxy moves messages that a running kernel waits for, and the CUDA calls

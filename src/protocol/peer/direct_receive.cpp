@@ -80,8 +80,7 @@ Status read_lent(Operation& operation, const Header& header, Message theirs, std
   } else {
     const void* packed = theirs.contiguous() ? theirs.first_byte() : nullptr;
     if (packed == nullptr) {
-      Route route = Route::kDeviceStaged;
-      GDDT_CHECK(scratch.acquire(&route, device, bytes));
+      GDDT_CHECK(scratch.acquire(device, bytes));
       if (!scratch.kind().device_accessible()) return GDDT_ERR_NO_MEMORY;
       GDDT_CHECK(backend.pack(from, theirs.buffer, scratch.data(), stream));
       packed = scratch.data();

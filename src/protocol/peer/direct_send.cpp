@@ -78,8 +78,7 @@ Status send_copy(PeerSend& send) {
   header.bytes = message.bytes();
   header.transfer = send.transfer;
   auto staging = std::make_shared<Staging>();
-  Route route = Route::kDeviceStaged;
-  Status made = staging->acquire(&route, message.kind.device, header.bytes);
+  Status made = staging->acquire(message.kind.device, header.bytes);
   if (!is_error(made)) {
     counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
     made = pack_message(message, *staging, {});
@@ -215,7 +214,7 @@ Status settle_lent(PeerSend& send) {
       break;
     }
     serve_asked_writes();
-    if (level != MPI_THREAD_MULTIPLE) requests::finish_arrived_markers(MPI_COMM_NULL);
+    if (level != MPI_THREAD_MULTIPLE) finish_arrived_markers(MPI_COMM_NULL);
     sched_yield();
   }
   w.waiting.fetch_sub(1, std::memory_order_acq_rel);

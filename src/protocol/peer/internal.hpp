@@ -152,6 +152,9 @@ struct Channels {
 
 Channels& channels();
 std::uint64_t key_of(MPI_Comm comm);
+// Runs the marker finisher set by set_marker_finisher (peers.hpp), if any (receive.cpp).
+void finish_arrived_markers(MPI_Comm comm);
+
 Channel* channel_of(MPI_Comm comm);
 
 // Collective over `comm`: every member decides alike, from the node table they share.
@@ -301,7 +304,7 @@ void send_held_releases(bool wait);
 // else after waiting for `reading` here, whose failure becomes *outcome unless it holds one.
 Status release_scratch(gpu::Stream reading, MPI_Comm data, int sender, int transfer, Status* outcome, bool* held);
 
-// --- the routing model (route_model.cpp) ---
+// --- the routing model and the peer rows of the transport table (transports.cpp) ---
 
 // Whether another process's GPU may reach `message`'s buffer in place (a lent send's, a receive's
 // asked to be written): its span lies in a device allocation CUDA IPC exports (*exported) of at

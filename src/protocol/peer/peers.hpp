@@ -23,8 +23,8 @@
 #include <memory>
 #include <vector>
 
-#include "protocol/requests.hpp"
-#include "protocol/transport.hpp"
+#include "protocol/operation.hpp"
+#include "protocol/route.hpp"
 
 namespace gddt::protocol::peers {
 
@@ -66,9 +66,6 @@ bool awaits_ipc(const Message& message);
 // Publishes the GPU of a watched device receive to the node's senders (GDDT_IPC=auto asks whether
 // the receiver's GPU is another than the sender's).
 void note_receive(const Message& message);
-
-// The peer route of a send of `message` to `call.peer` on `comm` (kForward: the raw format).
-Route route_for_send(const Message& message, const Call& call, MPI_Comm comm);
 
 // Fills a send of a peer route: packs the message into staging of its own (in the header, in device
 // scratch the receiver maps through CUDA IPC, or in host staging for a data message on the data
@@ -116,6 +113,13 @@ void queue_gathered(std::vector<GatheredUnpack>* gathered, std::vector<gpu::Stre
 // Tells senders whose bytes the unpacks left running by resolve() have read, for those done by now:
 // call after synchronizing the streams it returned.
 void release_unpacked();
+
+// How the peer protocol finishes the watched receives on a communicator (MPI_COMM_NULL: on every
+// one) whose messages the library has matched, where it needs the markers they took: the request
+// table's requests::finish_arrived_markers, handed over once by requests.cpp, which calls into this
+// protocol and so may not be called by it by name.
+using MarkerFinisher = void (*)(MPI_Comm comm);
+void set_marker_finisher(MarkerFinisher finisher);
 
 // A probe that found a marker reports the size of the message it stands for.
 void correct_probe(MPI_Comm comm, MPI_Status* status);

@@ -97,8 +97,7 @@ Status read_marker(const Operation& operation, std::uint64_t* sequence) {
 // Unpacks `bytes` packed bytes at `packed` (host memory) into the receive's buffer.
 Status unpack_host_bytes(Operation& operation, const char* packed, std::int64_t bytes) {
   Staging landing;
-  Route route = Route::kHostStaged;
-  GDDT_CHECK(landing.acquire(&route, -1, bytes));
+  GDDT_CHECK(landing.acquire(-1, bytes));
   std::memcpy(landing.data(), packed, static_cast<std::size_t>(bytes));
   return unpack_message(operation.message, landing, bytes, nullptr, meanwhile_for(operation), operation.ordering);
 }
@@ -182,6 +181,16 @@ Status resolve(Operation& operation, const MPI_Status& status, bool* handled, gp
   return truncated ? GDDT_ERR_TRUNCATE : GDDT_OK;
 }
 
+namespace {
+std::atomic<MarkerFinisher> marker_finisher{nullptr};
+}  // namespace
+
+void set_marker_finisher(MarkerFinisher finisher) { marker_finisher.store(finisher, std::memory_order_release); }
+
+void finish_arrived_markers(MPI_Comm comm) {
+  if (MarkerFinisher finish = marker_finisher.load(std::memory_order_acquire)) finish(comm);
+}
+
 void correct_probe(MPI_Comm comm, MPI_Status* status) {
   if (status == MPI_STATUS_IGNORE || !active()) return;
   int count = 0;
@@ -192,7 +201,7 @@ void correct_probe(MPI_Comm comm, MPI_Status* status) {
   // Under MPI_THREAD_MULTIPLE another thread may be completing those receives itself.
   int level = MPI_THREAD_SINGLE;
   PMPI_Query_thread(&level);
-  if (level != MPI_THREAD_MULTIPLE) requests::finish_arrived_markers(comm);
+  if (level != MPI_THREAD_MULTIPLE) finish_arrived_markers(comm);
   const int source = status->MPI_SOURCE, tag = status->MPI_TAG;
   std::lock_guard<std::mutex> lock(channel->stash_mutex);
   auto oldest = channel->stash.lower_bound({source, tag, 0});

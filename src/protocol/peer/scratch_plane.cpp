@@ -95,8 +95,7 @@ bool writes_directly(const Message& message, int device) {
 Status land_and_unpack(Operation& operation, const void* packed, std::int64_t bytes, gpu::Stream stream) {
   const Message& message = operation.message;
   Staging landing;
-  Route route = message.kind.is_device() ? Route::kDeviceStaged : Route::kHostStaged;
-  GDDT_CHECK(landing.acquire(&route, message.kind.device, bytes));
+  GDDT_CHECK(landing.acquire(message.kind.is_device() ? message.kind.device : -1, bytes));
   GDDT_CHECK(gpu::memcpy_async(landing.data(), packed, static_cast<std::size_t>(bytes), stream));
   GDDT_CHECK(gpu::stream_synchronize(stream));
   return unpack_message(message, landing, bytes, nullptr, meanwhile_for(operation), operation.ordering);
@@ -168,7 +167,7 @@ void queue_gathered(std::vector<GatheredUnpack>* gathered, std::vector<gpu::Stre
       release_scratch(stream, unpack.data, unpack.sender, unpack.transfer, &outcome, &held);
       left_running = left_running || held;
     }
-    if (left_running) requests::note_stream(stream, queued);
+    if (left_running) note_stream(stream, queued);
     first = end;
   }
   all.clear();

@@ -65,14 +65,13 @@ Status post_header(Operation& operation) {
   // A library that takes device memory moves a device message's staged parts GPU to GPU.
   const bool staged_on_device =
       operation.route == Route::kPeerStaged && message.kind.is_device() && library_cuda_aware();
-  Route route = operation.route == Route::kPeerIpc ? Route::kDeviceStaged : Route::kHostStaged;
   bool exposed = false;
   {
     counters::Stopwatch staging_time(counters::Counter::kPeerSendStagingNs);
     if (operation.route == Route::kPeerStaged) {
       GDDT_CHECK(take_staged_send_staging(*staging, staged_on_device, message.kind.device, header.bytes));
     } else {
-      GDDT_CHECK(staging->acquire(&route, message.kind.device, header.bytes));
+      GDDT_CHECK(staging->acquire(operation.route == Route::kPeerIpc ? message.kind.device : -1, header.bytes));
     }
     exposed = operation.route == Route::kPeerIpc && expose_scratch(*staging, &header);
     // Device scratch CUDA IPC could not export goes out on the staged plane, which a library

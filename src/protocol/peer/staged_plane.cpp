@@ -52,8 +52,7 @@ Status take_staged_send_staging(Staging& staging, bool on_device, int device, st
       }
     }
   }
-  Route route = Route::kHostStaged;
-  return staging.acquire(&route, device, bytes);
+  return staging.acquire(-1, bytes);
 }
 
 Status send_staged(Operation& operation, Channel& channel, int dest, const Header& header,
@@ -113,8 +112,7 @@ Status receive_staged(Operation& operation, const Header& header, int source, Ch
   const bool reuse = posted_into.data() != nullptr && posted_into.size() >= header.bytes &&
                      (on_device ? posted_into.kind().is_device() : posted_into.kind().host_accessible());
   if (!reuse) {
-    Route route = on_device ? Route::kDeviceStaged : Route::kHostStaged;
-    GDDT_CHECK(own_landing.acquire(&route, message.kind.device, header.bytes));
+    GDDT_CHECK(own_landing.acquire(on_device ? message.kind.device : -1, header.bytes));
   }
   const Staging& landing = reuse ? posted_into : own_landing;
   const std::int64_t part = header.part;

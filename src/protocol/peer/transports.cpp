@@ -1,5 +1,6 @@
-// Which route a send takes (internal.hpp): the peer protocol's planes where the receiver is a
-// peer, GDDT_IPC=auto's model of when CUDA IPC wins, and the GPUs the node's processes receive on.
+// The peer protocol's rows of the transport table (transports.def): a send to a peer takes the
+// inline, CUDA IPC or staged plane, by GDDT_IPC=auto's model of when CUDA IPC wins and the GPUs
+// the node's processes receive on.
 #include <algorithm>
 #include <atomic>
 #include <climits>
@@ -93,21 +94,92 @@ bool lends_to(int sender_device, int receiver_slot, std::int64_t bytes) {
          bytes <= kDirectAcrossMost;
 }
 
-Route route_for_send(const Message& message, const Call& call, MPI_Comm comm) {
-  if (!active() || call.peer < 0 || message.bytes() < kMarkerBytes) return Route::kForward;
-  Channel* channel = channel_of(comm);
-  if (channel == nullptr || call.peer >= static_cast<int>(channel->slot_of_rank.size())) return Route::kForward;
-  const auto bytes = static_cast<std::uint64_t>(message.bytes());
-  const bool small = bytes <= config::settings().peer_inline_max;
-  if (bytes == kMarkerBytes || (host_through_gddt() && small)) return Route::kPeerInline;
-  if (awaits_ipc(message) && bytes <= INT_MAX && scratch_held_for_ipc.load() + message.bytes() <= ipc_scratch_budget()) {
-    const int slot = channel->slot_of_rank[static_cast<std::size_t>(call.peer)];
-    gpu::DeviceUuid uuid;
-    if (gpu::device_uuid(message.kind.device, &uuid) == GDDT_OK && sees_gpu(slot, uuid) &&
-        (config::ipc() == config::Ipc::kOn || ipc_model_wins(message.kind.device, slot, call.lends_buffer, bytes)))
-      return Route::kPeerIpc;
+namespace {
+
+// The receiver's process in the node table where a send can take the peer protocol (an agreed
+// communicator, a receiver of it, a message that could be taken for a marker or is larger), else
+// -1; asked once a choice.
+int receiver_slot(const Choice& choice) {
+  if (choice.receiver_slot) return *choice.receiver_slot;
+  int slot = -1;
+  const Call& call = choice.call;
+  if (active() && choice.send() && !call.partitioned && call.peer >= 0 && choice.message.bytes() >= kMarkerBytes) {
+    Channel* channel = channel_of(choice.comm);
+    if (channel != nullptr && call.peer < static_cast<int>(channel->slot_of_rank.size()))
+      slot = channel->slot_of_rank[static_cast<std::size_t>(call.peer)];
   }
-  return host_through_gddt() && bytes <= INT_MAX ? Route::kPeerStaged : Route::kForward;
+  choice.receiver_slot = slot;
+  return slot;
 }
 
+// A message of exactly kMarkerBytes would be taken for a marker: it always travels inline.
+bool inline_serves(const Choice& choice) {
+  if (receiver_slot(choice) < 0) return false;
+  const auto bytes = static_cast<std::uint64_t>(choice.message.bytes());
+  return bytes == kMarkerBytes || (host_through_gddt() && bytes <= config::settings().peer_inline_max);
+}
+
+bool ipc_serves(const Choice& choice) {
+  const Message& message = choice.message;
+  const int slot = receiver_slot(choice);
+  if (slot < 0 || !awaits_ipc(message) || message.bytes() > INT_MAX ||
+      scratch_held_for_ipc.load() + message.bytes() > ipc_scratch_budget())
+    return false;
+  gpu::DeviceUuid uuid;
+  return gpu::device_uuid(message.kind.device, &uuid) == GDDT_OK && sees_gpu(slot, uuid) &&
+         (config::ipc() == config::Ipc::kOn ||
+          ipc_model_wins(message.kind.device, slot, choice.call.lends_buffer,
+                         static_cast<std::uint64_t>(message.bytes())));
+}
+
+bool staged_serves(const Choice& choice) {
+  return receiver_slot(choice) >= 0 && host_through_gddt() && choice.message.bytes() <= INT_MAX;
+}
+
+// The library sends the marker in the user's mode; what it stands for goes with the header.
+Status hand_marker(const Message&, const Call&, Operation* operation, Side* side) {
+  side->buffer = operation->peer->marker.data();
+  side->count = kMarkerBytes;
+  side->datatype = MPI_BYTE;
+  return GDDT_OK;
+}
+
+Status fill_peer(Operation& operation, gpu::Stream*) { return post_header(operation); }
+
+constexpr Transport peer_row(Route route, const char* name, counters::Counter sides, bool (*serves)(const Choice&)) {
+  Transport t;
+  t.route = route;
+  t.name = name;
+  t.sides = sides;
+  t.serves = serves;
+  t.hand = hand_marker;
+  t.fill = fill_peer;
+  t.marker = true;
+  return t;
+}
+
+}  // namespace
+
 }  // namespace gddt::protocol::peers
+
+namespace gddt::protocol {
+
+const Transport& peer_inline_transport() {
+  static constexpr Transport row =
+      peers::peer_row(Route::kPeerInline, "peer-inline", counters::Counter::kPeerInlineSides, peers::inline_serves);
+  return row;
+}
+
+const Transport& peer_ipc_transport() {
+  static constexpr Transport row =
+      peers::peer_row(Route::kPeerIpc, "peer-ipc", counters::Counter::kPeerIpcSides, peers::ipc_serves);
+  return row;
+}
+
+const Transport& peer_staged_transport() {
+  static constexpr Transport row =
+      peers::peer_row(Route::kPeerStaged, "peer-staged", counters::Counter::kPeerStagedSides, peers::staged_serves);
+  return row;
+}
+
+}  // namespace gddt::protocol
