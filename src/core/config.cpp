@@ -6,15 +6,15 @@
 #include <algorithm>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <memory>
 #include <utility>
-
-#include "core/log.hpp"
 
 extern char** environ;
 
@@ -396,10 +396,11 @@ std::unique_ptr<State> load() {
   if (!path.empty()) read_file(path, state.get());
   read_environment(state.get());
   resolve_automatic(state.get());
-  // GDDT_LOG would ask the logger, which asks for these very settings while they are being
-  // built; write directly, honouring the level just read.
+  // The logger (log.cpp) asks for these very settings, so the problems go straight to stderr as its
+  // warnings look, honouring the level just read.
   if (static_cast<LogLevel>(state->settings.log_level) != LogLevel::kError) {
-    for (const std::string& problem : state->problems) log::write(log::Level::kWarn, "config: %s", problem.c_str());
+    for (const std::string& problem : state->problems)
+      std::fprintf(stderr, "gddt[%d] warn: config: %s\n", static_cast<int>(getpid()), problem.c_str());
   }
   return state;
 }

@@ -8,8 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "core/status.hpp"
-
 namespace gddt::config {
 
 // kSize: bytes, with an optional K/M/G/T suffix; kCount: a plain whole number (blocks, waves).

@@ -9,7 +9,7 @@ namespace gddt::hooks {
 enum class Event {
   kProgress,  // inside an MPI call that waits or completes requests
               // (protocol/requests.cpp)
-  kFinalize,  // MPI_Finalize, before gddt releases anything (mpi/interpose.cpp)
+  kFinalize,  // MPI_Finalize, before gddt releases anything (mpi/interpose_finalize.cpp)
   kCount
 };
 

@@ -7,7 +7,6 @@
 #include <cstring>
 
 #include "core/config.hpp"
-#include "core/status.hpp"
 
 namespace gddt::log {
 namespace {
@@ -51,10 +50,6 @@ void write(Level level, const char* format, ...) {
   // One write() per line keeps lines of concurrent ranks and threads whole.
   ssize_t ignored = ::write(STDERR_FILENO, line, len);
   (void)ignored;
-}
-
-void trace_failure(const char* file, int line, const char* expr, gddt_status_t status) {
-  if (enabled(Level::kDebug)) write(Level::kDebug, "%s:%d: %s -> %s", file, line, expr, status_name(status));
 }
 
 }  // namespace gddt::log

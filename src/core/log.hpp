@@ -10,7 +10,6 @@ enum class Level { kError = 0, kWarn = 1, kInfo = 2, kDebug = 3 };
 
 bool enabled(Level level);
 void write(Level level, const char* format, ...) __attribute__((format(printf, 2, 3)));
-void trace_failure(const char* file, int line, const char* expr, gddt_status_t status);
 
 }  // namespace gddt::log
 

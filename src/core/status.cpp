@@ -1,5 +1,7 @@
 #include "core/status.hpp"
 
+#include "core/log.hpp"
+
 extern "C" const char* gddt_status_string(gddt_status_t status) {
   switch (status) {
 #define GDDT_STATUS_MESSAGE_CASE(name, value, message) \
@@ -24,6 +26,11 @@ const char* status_name(Status s) {
 #undef GDDT_STATUS_NAME_CASE
   }
   return "GDDT_UNKNOWN";
+}
+
+void trace_failure(const char* file, int line, const char* expr, Status status) {
+  if (log::enabled(log::Level::kDebug))
+    log::write(log::Level::kDebug, "%s:%d: %s -> %s", file, line, expr, status_name(status));
 }
 
 }  // namespace gddt

@@ -12,6 +12,9 @@ constexpr bool is_error(Status s) { return s < 0; }
 
 const char* status_name(Status s);  // "GDDT_ERR_TRUNCATE", ...
 
+// Logs a failing frame at debug level (GDDT_CHECK).
+void trace_failure(const char* file, int line, const char* expr, Status status);
+
 }  // namespace gddt
 
 // Evaluates `expr` (a Status); on error logs this frame at debug level and returns it.
@@ -19,7 +22,7 @@ const char* status_name(Status s);  // "GDDT_ERR_TRUNCATE", ...
   do {                                                                                 \
     ::gddt::Status gddt_check_status_ = (expr);                                        \
     if (::gddt::is_error(gddt_check_status_)) {                                        \
-      ::gddt::log::trace_failure(__FILE__, __LINE__, #expr, gddt_check_status_);       \
+      ::gddt::trace_failure(__FILE__, __LINE__, #expr, gddt_check_status_);       \
       return gddt_check_status_;                                                       \
     }                                                                                  \
   } while (0)
