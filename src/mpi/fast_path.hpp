@@ -10,7 +10,7 @@
 
 #include <mpi.h>
 
-#include "mpi/p2p.hpp"
+#include "mpi/passage.hpp"
 #include "protocol/requests.hpp"
 
 namespace gddt::mpi::fast {

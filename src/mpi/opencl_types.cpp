@@ -4,7 +4,7 @@
 #include <mutex>
 
 #include "gddt/gddt_mpi.h"
-#include "mpi/p2p.hpp"
+#include "mpi/passage.hpp"
 
 namespace gddt::mpi {
 namespace {
@@ -35,8 +35,7 @@ int keyval() {
   if (value == MPI_KEYVAL_INVALID &&
       PMPI_Type_create_keyval(copy_attribute, delete_attribute, &value, nullptr) == MPI_SUCCESS) {
     opencl_keyval.store(value, std::memory_order_release);
-    // A passage settled before may let every call through unexamined: settle it again.
-    p2p::passage.store(p2p::Passage::kUndecided, std::memory_order_relaxed);
+    p2p::note_opencl_types();
   }
   return value;
 }
@@ -53,8 +52,6 @@ bool opencl_buffer_of(MPI_Datatype datatype, const void* buf, pack::OpenclBuffer
   *buffer = pack::OpenclBuffer{const_cast<void*>(buf), attribute->queue, attribute->offset};
   return true;
 }
-
-bool opencl_types_made() { return opencl_keyval.load(std::memory_order_acquire) != MPI_KEYVAL_INVALID; }
 
 void release_opencl_keyval() {
   std::lock_guard<std::mutex> lock(keyval_mutex);

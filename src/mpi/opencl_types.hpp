@@ -13,10 +13,6 @@ namespace gddt::mpi {
 // attribute.
 bool opencl_buffer_of(MPI_Datatype datatype, const void* buf, pack::OpenclBuffer* buffer);
 
-// Whether the program made a datatype declaring an OpenCL buffer: point-to-point calls then
-// look at derived datatypes even where nothing else gives gddt work.
-bool opencl_types_made();
-
 // Frees the attribute's keyval (at MPI_Finalize).
 void release_opencl_keyval();
 

@@ -8,56 +8,9 @@
 
 #include <mpi.h>
 
-#include <atomic>
-
-#include "core/memory.hpp"
-#include "protocol/deferred.hpp"
-#include "protocol/peer/peers.hpp"
-#include "type/datatype.hpp"
+#include "mpi/send_calls.hpp"
 
 namespace gddt::mpi::p2p {
-
-// Which plain calls the library can take unchanged without gddt looking further, settled at
-// the first call that needs a decision (kUndecided until then).
-enum class Passage : int {
-  kUndecided,
-  kAll,             // gddt is disabled, or neither a GPU nor GDDT_P2P_HOST=gddt gives it work
-  kPlainTypes,      // a CUDA-aware library takes any buffer of a plain named type
-  kPlainHostTypes,  // a plain named type on memory known to be host memory
-  kNone,            // every call is looked at (GDDT_P2P_HOST=gddt)
-};
-extern std::atomic<Passage> passage;
-
-// The hot path of ordinary traffic, inline in the send and receive entry points: true when
-// the call goes to the library as it is. False sends it the long way, which decides the same
-// for everything this does not recognise at a glance. Always inlined, into the shims of fast
-// rows (fast_path.hpp) among others, which must stay leaves: their tail calls then keep the
-// caller's arguments in place. So the named-type test looks at one slot only, and kAll is
-// tested apart, first, where it needs no register of its own.
-// Between gddt peers a send of exactly kMarkerBytes and a receive of kMarkerBytes or more need a
-// look (protocol/peer/peers.hpp); other plain host traffic passes as ever.
-__attribute__((always_inline)) inline bool clear_of_markers(int count, MPI_Datatype datatype, bool receive) {
-  if (!protocol::peers::active()) return true;
-  const std::uint64_t bytes = static_cast<std::uint64_t>(count) * type::plain_named_size_quick(datatype);
-  return bytes != 0 && (receive ? bytes < protocol::kMarkerBytes : bytes != protocol::kMarkerBytes);
-}
-
-__attribute__((always_inline)) inline bool passes_through(const void* buf, int count, MPI_Datatype datatype,
-                                                          bool receive = false) {
-  if (protocol::deferred::any()) return false;  // queued sends are started first
-  const Passage settled = passage.load(std::memory_order_relaxed);
-  if (settled == Passage::kAll) return true;
-  if (!clear_of_markers(count, datatype, receive)) return false;
-  switch (settled) {
-    case Passage::kPlainTypes: return count > 0 && buf != nullptr && type::is_plain_named_quick(datatype);
-    case Passage::kPlainHostTypes:
-      return count > 0 && buf != nullptr && type::is_plain_named_quick(datatype) && memory::known_host(buf);
-    default: return false;
-  }
-}
-
-using BlockingSend = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm);
-using RequestSend = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);
 
 // Send, Ssend, Rsend, Bsend (`call` is the PMPI function of the mode). Buffered modes stage in
 // host memory, which the library copies into the attached buffer.

@@ -17,6 +17,7 @@
 #include "mpi/interpose.hpp"
 #include "mpi/opencl_types.hpp"
 #include "mpi/pack_api.hpp"
+#include "mpi/passage.hpp"
 #include "pack/backend.hpp"
 #include "protocol/cuda_awareness.hpp"
 #include "protocol/deferred.hpp"
@@ -27,27 +28,10 @@
 
 namespace gddt::mpi::p2p {
 
-std::atomic<Passage> passage{Passage::kUndecided};
-
 namespace {
 
 using protocol::host_through_gddt;
 using protocol::library_cuda_aware;
-
-// Decided once, at the first call that reaches prepare() (after MPI_Init, so the library can be
-// asked whether it is CUDA-aware).
-void settle_passage() {
-  if (passage.load(std::memory_order_relaxed) != Passage::kUndecided) return;
-  Passage decided = Passage::kPlainHostTypes;
-  if (disabled() || !(gpu::available() || host_through_gddt() || opencl_types_made())) {
-    decided = Passage::kAll;
-  } else if (host_through_gddt()) {
-    decided = Passage::kNone;
-  } else if (library_cuda_aware() && protocol::device_route_forced() == protocol::Route::kForward) {
-    decided = Passage::kPlainTypes;
-  }
-  passage.store(decided, std::memory_order_relaxed);
-}
 
 // A NULL buffer is MPI_BOTTOM: legal only for datatypes of absolute addresses.
 constexpr std::uintptr_t kLowestValidAddress = 64 * 1024;

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "core/gpu.hpp"
-#include "mpi/p2p.hpp"
+#include "mpi/send_calls.hpp"
 #include "protocol/requests.hpp"
 #include "protocol/transport.hpp"
 

@@ -1,6 +1,6 @@
 // MPI_Pack, MPI_Unpack and MPI_Pack_size as gddt implements them for device memory (and,
 // with GDDT_PACK_HOST=gddt, for host memory), plus the checks they share with the public
-// window API. The interposer shims in interpose.cpp call these after the disable switch.
+// window API. The interposer shims in interpose_pack_types.cpp call these after the disable switch.
 #pragma once
 
 #include <mpi.h>

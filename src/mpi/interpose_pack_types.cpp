@@ -1,27 +1,17 @@
-// gddt's implementations of the intercepted entry points of packing, datatypes and
-// finalization (the shims that call them are generated from entry_points.txt).
-// Point-to-point ones are in interpose_p2p.cpp, MPI-4's large-count forms in
-// interpose_large_count.cpp.
+// gddt's implementations of the intercepted entry points of packing and datatypes (the shims that
+// call them are generated from entry_points.txt). Point-to-point ones are in interpose_p2p.cpp,
+// MPI-4's large-count forms in interpose_large_count.cpp, MPI_Finalize in interpose_finalize.cpp.
 #include <mpi.h>
 
 #include <algorithm>
-#include <string>
 
-#include "core/counters.hpp"
-#include "core/gpu.hpp"
-#include "core/hooks.hpp"
-#include "core/pool.hpp"
 #include "mpi/classify.hpp"
 #include "mpi/entry_points.hpp"
 #include "mpi/interpose.hpp"
-#include "mpi/p2p.hpp"
 #include "mpi/pack_api.hpp"
-#include "pack/engine.hpp"
 #include "type/contents.hpp"
 
 namespace gddt::mpi {
-
-std::atomic<bool> detail::finalized{false};
 
 namespace entry {
 
@@ -137,25 +127,6 @@ int Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count
   return rc;
 }
 #endif
-
-int Finalize(void) {
-  gpu::abandon_if_reset();
-  hooks::run(hooks::Event::kFinalize);
-  p2p::finalize();
-  if (config::settings().stats) {
-    int rank = -1;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    counters::print("rank " + std::to_string(rank));
-  }
-  release_resources();
-  pack::for_each_backend([](const pack::Backend& backend) {
-    if (backend.stop != nullptr) backend.stop();
-  });
-  type::clear_cache();
-  pool::trim();
-  detail::finalized.store(true, std::memory_order_relaxed);
-  return PMPI_Finalize();
-}
 
 }  // namespace entry
 }  // namespace gddt::mpi
