@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """docs/design.md against the build: its layer table against src/CMakeLists.txt's gddt_layers (names,
-order, folders, pages), its export table against src/gddt.map, and every file the design pages
-name in backticks against the tree, so that the map cannot drift from the code.
+order, folders, pages), its export table against src/gddt.map, every file the design pages name
+in backticks against the tree, and its rule that no two units of one folder include each other,
+so that the map cannot drift from the code.
   check_design_doc.py SOURCE_DIR"""
 import os
 import re
@@ -64,6 +65,43 @@ for page in pages:
     for name in re.findall(r"`([\w./-]+\.(?:cpp|hpp|cu|cuh|h|def|txt|py|map|sh|cl))`", page.read_text()):
         if name not in known and not any(p.endswith("/" + name) for p in paths):
             failures.append(f"{page.relative_to(root)} names `{name}`, which is not in the tree")
+
+# Within a folder no unit (a header and its source, by name) includes another that includes it
+# back, directly or around a loop: each folder's units form a hierarchy a newcomer reads bottom up.
+includes = {}
+for path in (root / "src").rglob("*"):
+    if path.suffix in (".cpp", ".hpp", ".cu", ".cuh", ".h", ".def"):
+        unit = path.relative_to(root / "src").with_suffix("").as_posix()
+        targets = {Path(t).with_suffix("").as_posix() for t in re.findall(r'#include "([^"]+)"', path.read_text())}
+        includes.setdefault(unit, set()).update(t for t in targets if t != unit)
+
+
+def folder(unit):
+    return unit.rsplit("/", 1)[0]
+
+
+def loop_from(start):
+    """A path of same-folder includes from `start` back to itself, or None."""
+    stack, seen = [(start, [start])], set()
+    while stack:
+        unit, trail = stack.pop()
+        for target in includes.get(unit, ()):
+            if folder(target) != folder(start):
+                continue
+            if target == start:
+                return trail + [start]
+            if target not in seen:
+                seen.add(target)
+                stack.append((target, trail + [target]))
+    return None
+
+
+reported = set()
+for unit in sorted(includes):
+    loop = loop_from(unit)
+    if loop and frozenset(loop) not in reported:
+        reported.add(frozenset(loop))
+        failures.append("units of one folder include each other: " + " -> ".join(loop))
 
 for failure in failures:
     print("FAIL:", failure)
