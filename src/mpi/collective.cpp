@@ -11,6 +11,7 @@
 #include "mpi/classify.hpp"
 #include "mpi/errors.hpp"
 #include "mpi/pack_api.hpp"
+#include "protocol/cuda_awareness.hpp"
 #include "protocol/message.hpp"
 #include "protocol/requests.hpp"
 #include "protocol/transfer.hpp"
@@ -54,6 +55,7 @@ struct StandIn {
   std::int64_t high = 0;
   bool packed = false;
   PackedSegments packed_segments;  // what the library was handed on the packed path
+  std::int64_t packed_bytes = 0;   // their sum
   counters::Counter moved = counters::Counter::kCollectiveBytes;  // counts the typed bytes moved
   protocol::Staging staging;
   char* origin() const {
@@ -62,6 +64,22 @@ struct StandIn {
   }
   bool read() const { return direction != Direction::kOut; }
   bool written() const { return direction != Direction::kIn; }
+  // The GPU all its pieces lie on (-1: not all on one GPU's device memory).
+  int one_gpu() const {
+    const int device = pieces.front().kind.device;
+    for (const Piece& piece : pieces)
+      if (piece.kind.type != GDDT_MEMORY_DEVICE || piece.kind.device != device) return -1;
+    return device;
+  }
+};
+
+// This process's own block of a call that sends to every process, which gddt moves from the send
+// buffer's packed bytes to the receive buffer's itself: the library is handed a count of 0 for it,
+// since libraries copy it with the CPU (Open MPI 5.0.11 over UCX: MPI_Alltoallv's and
+// MPI_Alltoallw's local copy), which cannot read device memory.
+struct OwnBlock {
+  std::size_t from = 0, to = 0;  // the stand-ins sending and receiving it
+  std::int64_t from_at = 0, to_at = 0, bytes = 0;
 };
 
 // Moves one piece's typed bytes from a typed buffer to another of the same layout, through
@@ -154,12 +172,22 @@ Status move_stand_in(const StandIn& stand_in, bool filling) {
 struct Staged : protocol::CollectiveWork, KeptStandIns {
   std::vector<StandIn> stand_ins;
   std::vector<std::vector<char>> delivered;  // what the written stand-ins held at deliver()
+  OwnBlock own;
 
-  // The typed bytes of the buffers the call reads, into their stand-ins.
+  // The typed bytes of the buffers the call reads, into their stand-ins, and the own block across.
   Status start() override {
     for (const StandIn& stand_in : stand_ins)
       if (stand_in.read()) GDDT_CHECK(move_stand_in(stand_in, true));
-    return GDDT_OK;
+    if (own.bytes == 0) return GDDT_OK;
+    counters::add(counters::Counter::kCollectiveOwnBlocks, 1);
+    const protocol::Staging& from = stand_ins[own.from].staging;
+    const protocol::Staging& to = stand_ins[own.to].staging;
+    const int device = from.kind().type == GDDT_MEMORY_DEVICE ? from.kind().device
+                       : to.kind().type == GDDT_MEMORY_DEVICE ? to.kind().device
+                                                              : -1;
+    return protocol::copy_and_wait(static_cast<char*>(to.data()) + own.to_at,
+                                   static_cast<const char*>(from.data()) + own.from_at,
+                                   static_cast<std::size_t>(own.bytes), device);
   }
 
   // The typed bytes of the buffers the call wrote, out of their stand-ins: never the gaps.
@@ -251,10 +279,10 @@ Verdict examine(const Argument& argument, int segments, bool host_staged, StandI
   return Verdict::kStaged;
 }
 
-// Points the argument's count, datatype and displacement parameters at its packed bytes in host
-// memory where the call moves data without reducing it (and GDDT_COLLECTIVE_PACKED allows it);
-// else acquires a host stand-in.
-Status pack_or_stand_in(const Argument& argument, int segments, StandIn* stand_in) {
+// Points the argument's count, datatype and displacement parameters at its packed bytes where the
+// call moves data without reducing it (and GDDT_COLLECTIVE_PACKED allows it); else it gets a host
+// stand-in. Its staging is acquired once the call's arguments are laid out (acquire_staging).
+void lay_out(const Argument& argument, int segments, StandIn* stand_in) {
   if (argument.rewrite && config::settings().collective_packed) {
     PackedSegments& packed = stand_in->packed_segments;
     packed.bytes.assign(static_cast<std::size_t>(segments), 0);
@@ -268,10 +296,48 @@ Status pack_or_stand_in(const Argument& argument, int segments, StandIn* stand_i
     }
     if (argument.rewrite(packed)) {
       stand_in->packed = true;
-      return stand_in->staging.acquire(-1, total);
+      stand_in->packed_bytes = total;
     }
   }
-  return stand_in->staging.acquire(-1, stand_in->high - stand_in->low);
+}
+
+// Takes this process's own block of a call that sends to every process of an intracommunicator
+// (every form of MPI_Alltoallv and MPI_Alltoallw; not in place) out of the library's hands: both
+// buffers packed with a count per process, and the block's packed sizes equal (else the library
+// judges the call). `arguments[i]` is the argument of staged.stand_ins[i].
+bool take_own_block(const std::vector<const Argument*>& arguments, int rank, Staged* staged) {
+  std::size_t from = arguments.size(), to = arguments.size();
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    const StandIn& stand_in = staged->stand_ins[i];
+    if (!stand_in.packed || !stand_in.packed_segments.per_segment_counts || arguments[i]->per != call_buffers::Per::kPeer)
+      continue;
+    (stand_in.direction == Direction::kIn ? from : to) = i;
+  }
+  if (from == arguments.size() || to == arguments.size()) return false;
+  PackedSegments& sent = staged->stand_ins[from].packed_segments;
+  PackedSegments& received = staged->stand_ins[to].packed_segments;
+  const auto own = static_cast<std::size_t>(rank);
+  if (own >= sent.bytes.size() || own >= received.bytes.size() || sent.bytes[own] != received.bytes[own]) return false;
+  staged->own = OwnBlock{from, to, sent.offsets[own], received.offsets[own], sent.bytes[own]};
+  sent.bytes[own] = received.bytes[own] = 0;
+  return arguments[from]->rewrite(sent) && arguments[to]->rewrite(received);
+}
+
+// The staging of every stand-in: packed bytes in device scratch of the GPU all the call's buffers
+// lie on where the library takes device memory and never sees the own block
+// (GDDT_COLLECTIVE_DEVICE), else host memory.
+Status acquire_staging(bool own_block_taken, Staged* staged) {
+  int device = -1;
+  if (own_block_taken && config::settings().collective_device && protocol::library_cuda_aware()) {
+    device = staged->stand_ins.front().one_gpu();
+    for (const StandIn& stand_in : staged->stand_ins)
+      if (!stand_in.packed || stand_in.one_gpu() != device) device = -1;
+  }
+  for (StandIn& stand_in : staged->stand_ins)
+    GDDT_CHECK(stand_in.staging.acquire(device, stand_in.packed ? stand_in.packed_bytes : stand_in.high - stand_in.low));
+  if (device >= 0)
+    counters::add(counters::Counter::kCollectiveDeviceStaging, static_cast<std::int64_t>(staged->stand_ins.size()));
+  return GDDT_OK;
 }
 
 // The stand-ins of split collectives from their *_begin to their *_end, by file: MPI allows one
@@ -344,13 +410,17 @@ int StandIns::make(std::initializer_list<Argument> arguments) {
       case Verdict::kStaged:
         break;
     }
-    const Status acquired = pack_or_stand_in(argument, segments, &stand_in);
-    if (is_error(acquired)) return raised(acquired);
+    lay_out(argument, segments, &stand_in);
     if (file_ != MPI_FILE_NULL) stand_in.moved = counters::Counter::kFileBytes;
     staged->stand_ins.push_back(std::move(stand_in));
     replaced.push_back(&argument);
   }
   if (staged->stand_ins.empty()) return MPI_SUCCESS;
+  int inter = 0;
+  if (comm_ != MPI_COMM_NULL) PMPI_Comm_test_inter(comm_, &inter);
+  const bool own_block_taken = !in_place && !inter && comm_ != MPI_COMM_NULL && take_own_block(replaced, rank(), staged.get());
+  const Status acquired = acquire_staging(own_block_taken, staged.get());
+  if (is_error(acquired)) return raised(acquired);
   // MPI_IN_PLACE makes a receive buffer the call's input too.
   if (in_place)
     for (StandIn& stand_in : staged->stand_ins)

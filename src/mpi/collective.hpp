@@ -56,6 +56,9 @@ struct Segment {
 class PackedSegments {
  public:
   std::vector<std::int64_t> bytes, offsets;
+  // Whether the last rewrite handed the library one count per segment (counts()), so that one
+  // segment's count can be made 0 (this process's own block, moved by gddt: collective.cpp).
+  bool per_segment_counts = false;
 
   // Whether every count and displacement fits a parameter's integer type (a scalar or an array).
   template <typename Integer>
@@ -68,11 +71,13 @@ class PackedSegments {
   }
   // One count for every segment (equal blocks, or the one segment).
   template <typename Integer>
-  void count(Integer* scalar) const {
+  void count(Integer* scalar) {
+    per_segment_counts = false;
     *scalar = static_cast<Integer>(bytes.empty() ? 0 : *std::max_element(bytes.begin(), bytes.end()));
   }
   template <typename Integer>
   void counts(const Integer** array) {
+    per_segment_counts = true;
     *array = kept(bytes, Integer{});
   }
   template <typename Integer>
