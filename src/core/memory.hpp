@@ -24,6 +24,16 @@ struct Kind {
   bool is_device() const { return type == GDDT_MEMORY_DEVICE || type == GDDT_MEMORY_MANAGED; }
 };
 
+// Memory of kind GDDT_MEMORY_OPENCL, which no address names: a cl_mem is a handle. The datatype's
+// byte 0 (the `buf` of an MPI call) is `offset` bytes into `buffer`; `queue` (a cl_command_queue of
+// the buffer's context) orders the moves. A backend's `typed` pointer points to this description
+// instead of the data. The classification door (mpi/classify.hpp) finds it by the datatype.
+struct OpenclBuffer {
+  void* buffer = nullptr;
+  void* queue = nullptr;
+  std::int64_t offset = 0;
+};
+
 // Pages classify() found to be host memory, direct-mapped and lock-free, each valid for the
 // address-space epoch it was found in. A slot is one word, (page << 28) | epoch mod 2^28, so
 // a reader never sees half an entry; user-space page numbers fit in 35 bits on x86-64 and

@@ -5,7 +5,6 @@
 #include <mutex>
 
 #include "gddt/gddt_mpi.h"
-#include "mpi/opencl_types.hpp"
 
 namespace gddt::mpi {
 namespace {
@@ -78,7 +77,6 @@ void release_resources() {
   std::lock_guard<std::mutex> lock(keyval_mutex);
   int keyval = memory_keyval.exchange(MPI_KEYVAL_INVALID);
   if (keyval != MPI_KEYVAL_INVALID) PMPI_Type_free_keyval(&keyval);
-  release_opencl_keyval();
 }
 
 }  // namespace gddt::mpi

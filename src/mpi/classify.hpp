@@ -14,6 +14,12 @@ namespace gddt::mpi {
 // GDDT_ERR_UNSUPPORTED when the type is valid but gddt cannot express it.
 Status resolve_datatype(MPI_Datatype datatype, type::LayoutPtr* layout);
 
+// Whether `buf` of `datatype` is OpenCL memory: the datatype carries gddt's OpenCL attribute
+// (gddt_type_opencl, opencl_types.cpp), and `buf` (the call's buffer argument) is then a cl_mem,
+// described in *buffer. Asked before any address of the buffer is classified; one atomic load
+// while no program asked for the attribute.
+bool opencl_memory(MPI_Datatype datatype, const void* buf, memory::OpenclBuffer* buffer);
+
 // Where the typed buffer whose first touched byte is `first` lives: from the datatype's
 // gddt memory attribute when it has one, else by asking memory::classify.
 Status classify_typed(MPI_Datatype datatype, const void* first, memory::Kind* kind);
@@ -24,8 +30,8 @@ Status classify_typed(MPI_Datatype datatype, const void* first, memory::Kind* ki
 // not known to be committed, which the caller checks and reports).
 bool on_library_memory(const void* buf, MPI_Datatype datatype);
 
-// Frees what the door keeps (the private probe communicator, the memory and OpenCL keyvals); at
-// MPI_Finalize.
+// Frees what the door keeps (the private probe communicator, the memory keyval); at MPI_Finalize,
+// with opencl_types.hpp's release_opencl_keyval.
 void release_resources();
 
 }  // namespace gddt::mpi

@@ -12,6 +12,7 @@
 #include "mpi/classify.hpp"
 #include "mpi/entry_points.hpp"
 #include "mpi/interpose.hpp"
+#include "mpi/opencl_types.hpp"
 #include "mpi/p2p.hpp"
 #include "pack/engine.hpp"
 #include "type/datatype.hpp"
@@ -32,6 +33,7 @@ int Finalize(void) {
     counters::print("rank " + std::to_string(rank));
   }
   release_resources();
+  release_opencl_keyval();
   pack::for_each_backend([](const pack::Backend& backend) {
     if (backend.stop != nullptr) backend.stop();
   });

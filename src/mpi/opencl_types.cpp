@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "gddt/gddt_mpi.h"
+#include "mpi/classify.hpp"
 #include "mpi/passage.hpp"
 
 namespace gddt::mpi {
@@ -42,14 +43,14 @@ int keyval() {
 
 }  // namespace
 
-bool opencl_buffer_of(MPI_Datatype datatype, const void* buf, pack::OpenclBuffer* buffer) {
+bool opencl_memory(MPI_Datatype datatype, const void* buf, memory::OpenclBuffer* buffer) {
   const int key = opencl_keyval.load(std::memory_order_acquire);
   if (key == MPI_KEYVAL_INVALID || datatype == MPI_DATATYPE_NULL) return false;
   void* value = nullptr;
   int found = 0;
   if (PMPI_Type_get_attr(datatype, key, &value, &found) != MPI_SUCCESS || !found) return false;
   const auto* attribute = static_cast<const OpenclAttribute*>(value);
-  *buffer = pack::OpenclBuffer{const_cast<void*>(buf), attribute->queue, attribute->offset};
+  *buffer = memory::OpenclBuffer{const_cast<void*>(buf), attribute->queue, attribute->offset};
   return true;
 }
 

@@ -13,7 +13,6 @@
 #include "mpi/entry_points.hpp"
 #include "mpi/errors.hpp"
 #include "mpi/interpose.hpp"
-#include "mpi/opencl_types.hpp"
 #include "mpi/p2p_sides.hpp"
 #include "mpi/pack_api.hpp"
 #include "pack/backend.hpp"

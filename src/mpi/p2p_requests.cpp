@@ -15,7 +15,6 @@
 #include "mpi/entry_points.hpp"
 #include "mpi/errors.hpp"
 #include "mpi/interpose.hpp"
-#include "mpi/opencl_types.hpp"
 #include "mpi/pack_api.hpp"
 #include "pack/backend.hpp"
 #include "protocol/cuda_awareness.hpp"

@@ -15,7 +15,6 @@
 #include "mpi/entry_points.hpp"
 #include "mpi/errors.hpp"
 #include "mpi/interpose.hpp"
-#include "mpi/opencl_types.hpp"
 #include "mpi/pack_api.hpp"
 #include "mpi/passage.hpp"
 #include "pack/backend.hpp"
@@ -90,7 +89,7 @@ namespace {
 
 // A side whose datatype declares an OpenCL buffer (gddt_type_opencl): always staged through host
 // memory as packed bytes, whatever the library.
-int prepare_opencl(const Call& call, const pack::OpenclBuffer& opencl, int count, MPI_Datatype datatype, MPI_Comm comm,
+int prepare_opencl(const Call& call, const memory::OpenclBuffer& opencl, int count, MPI_Datatype datatype, MPI_Comm comm,
                    Side* side) {
   if (count < 0) return raise(comm, GDDT_ERR_COUNT);
   if (count == 0 && !(protocol::stages_empty_receives() && call.kind == Operation::Kind::kReceive)) return MPI_SUCCESS;
@@ -118,8 +117,8 @@ int prepare(const Call& asked, const void* buf, int count, MPI_Datatype datatype
   side->count = count;
   side->datatype = datatype;
   settle_passage();
-  pack::OpenclBuffer opencl;
-  if (peer != MPI_PROC_NULL && comm != MPI_COMM_NULL && opencl_buffer_of(datatype, buf, &opencl))
+  memory::OpenclBuffer opencl;
+  if (peer != MPI_PROC_NULL && comm != MPI_COMM_NULL && opencl_memory(datatype, buf, &opencl))
     return prepare_opencl(call, opencl, count, datatype, comm, side);
   // A receive of no bytes is staged too where contiguous receives overrun: a longer message must
   // not be written past its buffer either.

@@ -12,7 +12,6 @@
 #include "gddt/gddt_mpi.h"
 #include "mpi/classify.hpp"
 #include "mpi/errors.hpp"
-#include "mpi/opencl_types.hpp"
 #include "protocol/transfer.hpp"
 
 namespace gddt::mpi {
@@ -243,7 +242,7 @@ namespace {
 
 // MPI_Pack or MPI_Unpack of a datatype declaring an OpenCL buffer (gddt_type_opencl): the
 // typed side is that buffer, the packed side must be host memory.
-int opencl_pack_or_unpack(bool packing, const pack::OpenclBuffer& typed, int count, MPI_Datatype datatype,
+int opencl_pack_or_unpack(bool packing, const memory::OpenclBuffer& typed, int count, MPI_Datatype datatype,
                           const void* packed, int packed_size, int* position, MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) return MPI_ERR_COMM;
   if (position == nullptr || packed_size < 0 || *position < 0 || *position > packed_size)
@@ -265,7 +264,7 @@ int opencl_pack_or_unpack(bool packing, const pack::OpenclBuffer& typed, int cou
   const pack::Window window{layout.get(), count, 0, bytes};
   const protocol::Way way = protocol::choose(typed_kind, packed_kind, bytes);
   status = packing ? protocol::pack(window, &typed, typed_kind, packed_at, packed_kind, nullptr, way)
-                   : protocol::unpack(window, const_cast<pack::OpenclBuffer*>(&typed), typed_kind, packed_at,
+                   : protocol::unpack(window, const_cast<memory::OpenclBuffer*>(&typed), typed_kind, packed_at,
                                       packed_kind, nullptr, way);
   if (is_error(status)) return raise(comm, status);
   *position += static_cast<int>(bytes);
@@ -301,8 +300,8 @@ int pack_or_unpack(counters::Counter done, const void* typed, int count, MPI_Dat
 
 int pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
          int* position, MPI_Comm comm) {
-  pack::OpenclBuffer opencl;
-  if (opencl_buffer_of(datatype, inbuf, &opencl))
+  memory::OpenclBuffer opencl;
+  if (opencl_memory(datatype, inbuf, &opencl))
     return opencl_pack_or_unpack(true, opencl, incount, datatype, outbuf, outsize, position, comm);
   char* out = static_cast<char*>(outbuf) + (position != nullptr ? *position : 0);
   return pack_or_unpack(
@@ -316,8 +315,8 @@ int pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, in
 
 int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,
            MPI_Datatype datatype, MPI_Comm comm) {
-  pack::OpenclBuffer opencl;
-  if (opencl_buffer_of(datatype, outbuf, &opencl))
+  memory::OpenclBuffer opencl;
+  if (opencl_memory(datatype, outbuf, &opencl))
     return opencl_pack_or_unpack(false, opencl, outcount, datatype, inbuf, insize, position, comm);
   const char* in = static_cast<const char*>(inbuf) + (position != nullptr ? *position : 0);
   return pack_or_unpack(

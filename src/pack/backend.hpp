@@ -9,6 +9,7 @@
 
 #include "core/config.hpp"
 #include "core/gpu.hpp"
+#include "core/memory.hpp"
 #include "type/layout.hpp"
 
 namespace gddt::pack {
@@ -48,16 +49,6 @@ inline bool resident_may_take(std::int64_t length) {
 
 // Windows one launch of the CUDA backend's pack_set or unpack_set moves at most.
 constexpr int kSetMost = 8;
-
-// The typed side of a window in an OpenCL buffer (memory kind GDDT_MEMORY_OPENCL): what a
-// backend's `typed` pointer points to instead of the data, since a cl_mem is a handle, not an
-// address. The datatype's byte 0 (the `buf` of an MPI call) is `offset` bytes into `buffer`;
-// `queue` (a cl_command_queue of the buffer's context) orders the moves.
-struct OpenclBuffer {
-  void* buffer = nullptr;
-  void* queue = nullptr;
-  std::int64_t offset = 0;
-};
 
 // One window of several that a backend moves in one call (pack_set, unpack_set). The typed
 // side is read by packs and written by unpacks; the packed side the reverse.

@@ -25,7 +25,7 @@ struct Message {
   std::int64_t count = 0;
   void* buffer = nullptr;  // as the user passed it (typemap offsets are relative to it)
   memory::Kind kind;       // where its bytes live
-  pack::OpenclBuffer opencl;  // kind GDDT_MEMORY_OPENCL: the buffer (a cl_mem), its queue and offset
+  memory::OpenclBuffer opencl;  // kind GDDT_MEMORY_OPENCL: the buffer (a cl_mem), its queue and offset
   // What the backends take as the typed side: the OpenCL buffer's description, else the buffer.
   const void* typed() const { return kind.type == GDDT_MEMORY_OPENCL ? &opencl : buffer; }
   std::int64_t bytes() const { return count * layout->size; }

@@ -75,7 +75,7 @@ gddt::Status opencl_move(bool packing, const gddt::type::Layout& layout, std::in
   const gddt::pack::Backend* backend = gddt::pack::backend_for(GDDT_MEMORY_OPENCL, GDDT_MEMORY_HOST);
   if (backend == nullptr) return GDDT_ERR_INTERNAL;
   const gddt::pack::Window window{&layout, count, offset, length};
-  gddt::pack::OpenclBuffer typed{buffer, device.queue, origin};
+  gddt::memory::OpenclBuffer typed{buffer, device.queue, origin};
   return packing ? backend->pack(window, &typed, packed, nullptr) : backend->unpack(window, &typed, packed, nullptr);
 }
 

@@ -1,4 +1,4 @@
-// The OpenCL backend: windows between an OpenCL buffer (the typed side, an OpenclBuffer) and
+// The OpenCL backend: windows between an OpenCL buffer (the typed side, an memory::OpenclBuffer) and
 // host memory (the packed side). A kernel specialised by the layout's shape and the widest
 // word the window allows moves the bytes between the buffer and pinned staging
 // (CL_MEM_ALLOC_HOST_PTR, pooled per context), which is then copied to or from the host
@@ -223,7 +223,7 @@ struct Target {
   cl_device_id device = nullptr;
 };
 
-Status check_target(const Api& cl, const Window& w, const OpenclBuffer& typed, Target* target) {
+Status check_target(const Api& cl, const Window& w, const memory::OpenclBuffer& typed, Target* target) {
   if (typed.buffer == nullptr || typed.queue == nullptr) return GDDT_ERR_BUFFER;
   target->buffer = static_cast<cl_mem>(typed.buffer);
   target->queue = static_cast<cl_command_queue>(typed.queue);
@@ -290,7 +290,7 @@ class Events {
 
 // Enqueues the kernel that moves window `w` between the typed buffer and `staged` (whose byte 0 is
 // the window's first packed byte) on the caller's queue, after `after` (null: at once).
-Status enqueue_kernel(const Api& cl, Program& program, bool packing, const Window& w, const OpenclBuffer& typed,
+Status enqueue_kernel(const Api& cl, Program& program, bool packing, const Window& w, const memory::OpenclBuffer& typed,
                       const Target& target, cl_mem table, cl_mem staged, cl_event after, cl_event* done) {
   const int width = word_width_index(w, typed.offset);
   const cl_long origin = typed.offset;
@@ -322,7 +322,7 @@ std::int64_t pipeline_chunk() { return static_cast<std::int64_t>(config::staging
 // caller's queue overlaps the copy of the one before on gddt's copy queue, each chunk waiting for
 // the step before it and for the last use of its buffer.
 template <bool kPack>
-Status move(const Window& w, const OpenclBuffer& typed, void* host, const void* host_source) {
+Status move(const Window& w, const memory::OpenclBuffer& typed, void* host, const void* host_source) {
   if (w.length == 0) return GDDT_OK;
   const Api* cl = opencl::api();
   if (cl == nullptr) return GDDT_ERR_NO_DEVICE;
@@ -383,11 +383,11 @@ Status move(const Window& w, const OpenclBuffer& typed, void* host, const void* 
 }
 
 Status opencl_pack(const Window& w, const void* typed, void* packed, gpu::Stream) {
-  return move<true>(w, *static_cast<const OpenclBuffer*>(typed), packed, nullptr);
+  return move<true>(w, *static_cast<const memory::OpenclBuffer*>(typed), packed, nullptr);
 }
 
 Status opencl_unpack(const Window& w, void* typed, const void* packed, gpu::Stream) {
-  return move<false>(w, *static_cast<const OpenclBuffer*>(typed), nullptr, packed);
+  return move<false>(w, *static_cast<const memory::OpenclBuffer*>(typed), nullptr, packed);
 }
 
 }  // namespace
