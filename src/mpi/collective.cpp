@@ -13,6 +13,7 @@
 #include "mpi/pack_api.hpp"
 #include "protocol/cuda_awareness.hpp"
 #include "protocol/message.hpp"
+#include "protocol/route.hpp"
 #include "protocol/requests.hpp"
 #include "protocol/transfer.hpp"
 
@@ -328,15 +329,16 @@ bool take_own_block(const std::vector<const Argument*>& arguments, int rank, Sta
 // (GDDT_COLLECTIVE_DEVICE), else host memory.
 Status acquire_staging(bool own_block_taken, Staged* staged) {
   int device = -1;
-  if (own_block_taken && config::settings().collective_device && protocol::library_cuda_aware()) {
+  if (own_block_taken && config::settings().collective_device && protocol::library_cuda_aware() &&
+      protocol::device_route_forced() == protocol::Route::kForward) {
     device = staged->stand_ins.front().one_gpu();
     for (const StandIn& stand_in : staged->stand_ins)
       if (!stand_in.packed || stand_in.one_gpu() != device) device = -1;
   }
   for (StandIn& stand_in : staged->stand_ins)
     GDDT_CHECK(stand_in.staging.acquire(device, stand_in.packed ? stand_in.packed_bytes : stand_in.high - stand_in.low));
-  if (device >= 0)
-    counters::add(counters::Counter::kCollectiveDeviceStaging, static_cast<std::int64_t>(staged->stand_ins.size()));
+  for (const StandIn& stand_in : staged->stand_ins)
+    if (stand_in.staging.kind().type == GDDT_MEMORY_DEVICE) counters::add(counters::Counter::kCollectiveDeviceStaging, 1);
   return GDDT_OK;
 }
 

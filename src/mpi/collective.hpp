@@ -9,7 +9,8 @@
 //   integers): host memory laid out like the user's buffer over the span its segments cover, so
 //   the library runs its own algorithm, datatype engine, reduction operations and file view on it.
 // Host memory even under a CUDA-aware library, whose collective algorithms copy device buffers
-// with the CPU in places. Before the call the typed bytes of the buffers the call reads are moved in; after it (at
+// with the CPU in places; only MPI_Alltoallv and MPI_Alltoallw, whose own block gddt moves itself,
+// may keep packed bytes in device scratch there (GDDT_COLLECTIVE_DEVICE). Before the call the typed bytes of the buffers the call reads are moved in; after it (at
 // completion for nonblocking calls, at every completion for persistent ones, which fill at every
 // MPI_Start) the typed bytes of the buffers it writes are moved back, gaps untouched. A split
 // collective's stand-ins wait from its *_begin for its *_end. The generated shims describe each

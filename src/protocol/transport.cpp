@@ -84,10 +84,14 @@ Status stage(const Message& message, const Call& asked, MPI_Comm comm, Side* sid
   if (transport.staging_bytes != nullptr)
     GDDT_CHECK(operation->staging.acquire(transport.device_staging ? message.kind.device : -1,
                                           transport.staging_bytes(message, call)));
-  GDDT_LOG(kDebug, "%s of %lld bytes (%s): %s", call.kind == Operation::Kind::kSend ? "send" : "receive",
-           static_cast<long long>(message.bytes()), gddt_memory_type_name(message.kind.type), transport.name);
+  // Device scratch the pool could not give now became host staging: counted as what it is.
+  const bool on_host_instead =
+      transport.device_staging && operation->staging.kind().type != GDDT_MEMORY_DEVICE;
+  GDDT_LOG(kDebug, "%s of %lld bytes (%s): %s%s", call.kind == Operation::Kind::kSend ? "send" : "receive",
+           static_cast<long long>(message.bytes()), gddt_memory_type_name(message.kind.type), transport.name,
+           on_host_instead ? " in host staging" : "");
   GDDT_CHECK(transport.hand(message, call, operation.get(), side));
-  counters::add(transport.sides, 1);
+  counters::add(on_host_instead ? host_staged_transport().sides : transport.sides, 1);
   counters::add(counters::Counter::kStagedBytes, message.bytes());
   side->operation = std::move(operation);
   return GDDT_OK;
