@@ -113,6 +113,17 @@ struct Transport {
   void (*release)() = nullptr;
 };
 
+// A row's name, counter and test, which every row has; its file fills in the rest by field name.
+constexpr Transport transport_row(Route route, const char* name, counters::Counter sides,
+                                  bool (*serves)(const Choice& choice)) {
+  Transport t;
+  t.route = route;
+  t.name = name;
+  t.sides = sides;
+  t.serves = serves;
+  return t;
+}
+
 // The rows, in the table's order (transports.def), each defined in the file of its transport.
 #define GDDT_TRANSPORT(function) const Transport& function();
 #include "protocol/transports.def"

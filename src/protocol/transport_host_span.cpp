@@ -1,8 +1,8 @@
 // The host-span transport: the typed span copied to host staging, gaps included, and the library
 // packs or unpacks the user's own datatype there (MPICH 4.0's quirks: route.hpp).
-#include "protocol/transfer.hpp"
 #include "protocol/operation.hpp"
 #include "protocol/route.hpp"
+#include "protocol/transfer.hpp"
 
 namespace gddt::protocol {
 
@@ -32,11 +32,7 @@ Status empty_span(Operation& operation, std::int64_t, gpu::Stream*) {
 
 const Transport& host_span_transport() {
   static constexpr Transport row = [] {
-    Transport t;
-    t.route = Route::kHostSpan;
-    t.name = "host-span";
-    t.sides = counters::Counter::kHostSpanSides;
-    t.serves = host_span_serves;
+    Transport t = transport_row(Route::kHostSpan, "host-span", counters::Counter::kHostSpanSides, host_span_serves);
     t.staging_bytes = span_staging_bytes;
     t.hand = hand_span;
     t.fill = fill_span;

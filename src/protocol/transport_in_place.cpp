@@ -34,11 +34,7 @@ Status hand_bytes(const Message& message, const Call&, Operation*, Side* side) {
 
 const Transport& forward_transport() {
   static constexpr Transport row = [] {
-    Transport t;
-    t.route = Route::kForward;
-    t.name = "forward";
-    t.sides = counters::Counter::kForwardSides;
-    t.serves = forward_serves;
+    Transport t = transport_row(Route::kForward, "forward", counters::Counter::kForwardSides, forward_serves);
     t.hand = hand_unchanged;
     t.empty = empty_nothing;
     return t;
@@ -48,11 +44,8 @@ const Transport& forward_transport() {
 
 const Transport& device_bytes_transport() {
   static constexpr Transport row = [] {
-    Transport t;
-    t.route = Route::kDeviceBytes;
-    t.name = "device-bytes";
-    t.sides = counters::Counter::kDeviceBytesSides;
-    t.serves = device_bytes_serve;
+    Transport t =
+        transport_row(Route::kDeviceBytes, "device-bytes", counters::Counter::kDeviceBytesSides, device_bytes_serve);
     t.hand = hand_bytes;
     t.empty = empty_nothing;
     return t;

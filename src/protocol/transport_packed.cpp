@@ -104,11 +104,7 @@ void release_holed_types() {
 // The two rows differ in their test and where their staging is.
 constexpr Transport packed_row(Route route, const char* name, counters::Counter sides, bool (*serves)(const Choice&),
                                bool device_staging) {
-  Transport t;
-  t.route = route;
-  t.name = name;
-  t.sides = sides;
-  t.serves = serves;
+  Transport t = transport_row(route, name, sides, serves);
   t.staging_bytes = packed_staging_bytes;
   t.device_staging = device_staging;
   t.hand = hand_packed;

@@ -147,11 +147,7 @@ Status hand_marker(const Message&, const Call&, Operation* operation, Side* side
 Status fill_peer(Operation& operation, gpu::Stream*) { return post_header(operation); }
 
 constexpr Transport peer_row(Route route, const char* name, counters::Counter sides, bool (*serves)(const Choice&)) {
-  Transport t;
-  t.route = route;
-  t.name = name;
-  t.sides = sides;
-  t.serves = serves;
+  Transport t = transport_row(route, name, sides, serves);
   t.hand = hand_marker;
   t.fill = fill_peer;
   t.marker = true;
