@@ -183,12 +183,9 @@ struct Staged : protocol::CollectiveWork, KeptStandIns {
     counters::add(counters::Counter::kCollectiveOwnBlocks, 1);
     const protocol::Staging& from = stand_ins[own.from].staging;
     const protocol::Staging& to = stand_ins[own.to].staging;
-    const int device = from.kind().type == GDDT_MEMORY_DEVICE ? from.kind().device
-                       : to.kind().type == GDDT_MEMORY_DEVICE ? to.kind().device
-                                                              : -1;
     return protocol::copy_and_wait(static_cast<char*>(to.data()) + own.to_at,
                                    static_cast<const char*>(from.data()) + own.from_at,
-                                   static_cast<std::size_t>(own.bytes), device);
+                                   static_cast<std::size_t>(own.bytes), protocol::device_of(from.kind(), to.kind()));
   }
 
   // The typed bytes of the buffers the call wrote, out of their stand-ins: never the gaps.
@@ -306,15 +303,18 @@ void lay_out(const Argument& argument, int segments, StandIn* stand_in) {
 // (every form of MPI_Alltoallv and MPI_Alltoallw; not in place) out of the library's hands: both
 // buffers packed with a count per process, and the block's packed sizes equal (else the library
 // judges the call). `arguments[i]` is the argument of staged.stand_ins[i].
-bool take_own_block(const std::vector<const Argument*>& arguments, int rank, Staged* staged) {
+bool take_own_block(MPI_Comm comm, const std::vector<const Argument*>& arguments, Staged* staged) {
   std::size_t from = arguments.size(), to = arguments.size();
   for (std::size_t i = 0; i < arguments.size(); ++i) {
     const StandIn& stand_in = staged->stand_ins[i];
-    if (!stand_in.packed || !stand_in.packed_segments.per_segment_counts || arguments[i]->per != call_buffers::Per::kPeer)
-      continue;
+    const bool per_peer = arguments[i]->per == call_buffers::Per::kPeer;
+    if (!stand_in.packed || !stand_in.packed_segments.per_segment_counts || !per_peer) continue;
     (stand_in.direction == Direction::kIn ? from : to) = i;
   }
-  if (from == arguments.size() || to == arguments.size()) return false;
+  int inter = 0, rank = 0;
+  if (from == arguments.size() || to == arguments.size() || comm == MPI_COMM_NULL ||
+      PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
+    return false;
   PackedSegments& sent = staged->stand_ins[from].packed_segments;
   PackedSegments& received = staged->stand_ins[to].packed_segments;
   const auto own = static_cast<std::size_t>(rank);
@@ -335,10 +335,12 @@ Status acquire_staging(bool own_block_taken, Staged* staged) {
     for (const StandIn& stand_in : staged->stand_ins)
       if (!stand_in.packed || stand_in.one_gpu() != device) device = -1;
   }
-  for (StandIn& stand_in : staged->stand_ins)
-    GDDT_CHECK(stand_in.staging.acquire(device, stand_in.packed ? stand_in.packed_bytes : stand_in.high - stand_in.low));
-  for (const StandIn& stand_in : staged->stand_ins)
-    if (stand_in.staging.kind().type == GDDT_MEMORY_DEVICE) counters::add(counters::Counter::kCollectiveDeviceStaging, 1);
+  for (StandIn& stand_in : staged->stand_ins) {
+    const std::int64_t bytes = stand_in.packed ? stand_in.packed_bytes : stand_in.high - stand_in.low;
+    GDDT_CHECK(stand_in.staging.acquire(device, bytes));
+    if (stand_in.staging.kind().type == GDDT_MEMORY_DEVICE)
+      counters::add(counters::Counter::kCollectiveDeviceStaging, 1);
+  }
   return GDDT_OK;
 }
 
@@ -418,9 +420,7 @@ int StandIns::make(std::initializer_list<Argument> arguments) {
     replaced.push_back(&argument);
   }
   if (staged->stand_ins.empty()) return MPI_SUCCESS;
-  int inter = 0;
-  if (comm_ != MPI_COMM_NULL) PMPI_Comm_test_inter(comm_, &inter);
-  const bool own_block_taken = !in_place && !inter && comm_ != MPI_COMM_NULL && take_own_block(replaced, rank(), staged.get());
+  const bool own_block_taken = !in_place && take_own_block(comm_, replaced, staged.get());
   const Status acquired = acquire_staging(own_block_taken, staged.get());
   if (is_error(acquired)) return raised(acquired);
   // MPI_IN_PLACE makes a receive buffer the call's input too.

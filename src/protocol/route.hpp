@@ -40,7 +40,8 @@ struct Call {
   // buffer; Open MPI 5.0's MPI_Isendrecv_replace into a buffer of its own, which crashes on device
   // memory even for MPI_INT): device data goes to it only as host staging.
   bool cpu_copied = false;
-  // The receive half of an MPI_Isendrecv (transport.cpp: MPICH's status of it is empty).
+  // The receive half of an MPI_Isendrecv (kHostSpanForExchangeReceives below: MPICH's status of it
+  // is empty).
   bool exchange_receive = false;
   // Sends: the destination and tag (the peer protocol's header goes there too).
   int peer = MPI_PROC_NULL;
