@@ -335,9 +335,19 @@ Status acquire_staging(bool own_block_taken, Staged* staged) {
     for (const StandIn& stand_in : staged->stand_ins)
       if (!stand_in.packed || stand_in.one_gpu() != device) device = -1;
   }
+  std::vector<char*> origins;
   for (StandIn& stand_in : staged->stand_ins) {
     const std::int64_t bytes = stand_in.packed ? stand_in.packed_bytes : stand_in.high - stand_in.low;
     GDDT_CHECK(stand_in.staging.acquire(device, bytes));
+    // Two stand-ins whose origins (buffer pointers) coincide would be taken by the library for one
+    // aliased buffer (MPICH: MPI_ERR_BUFFER in MPI_Allgatherv): staging taken while the first is
+    // still held lies elsewhere.
+    for (int tries = 0; tries < 4 && std::count(origins.begin(), origins.end(), stand_in.origin()) > 0; ++tries) {
+      protocol::Staging elsewhere;
+      GDDT_CHECK(elsewhere.acquire(device, bytes));
+      stand_in.staging = std::move(elsewhere);
+    }
+    origins.push_back(stand_in.origin());
     if (stand_in.staging.kind().type == GDDT_MEMORY_DEVICE)
       counters::add(counters::Counter::kCollectiveDeviceStaging, 1);
   }
