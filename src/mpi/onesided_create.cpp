@@ -41,10 +41,12 @@ bool served_window_memory(const void* base, MPI_Aint size, memory::Kind* kind) {
 
 // The window the library made over `region`'s public copy, registered with what its attributes say.
 void register_window(MPI_Win win, Window::Flavor flavor, int flavor_attribute, void* base,
-                     std::unique_ptr<Region> region) {
+                     std::unique_ptr<Region> region, std::unique_ptr<onesided::Direct> direct = nullptr) {
   auto window = std::make_shared<Window>(win, flavor);
   window->base = base;
   window->flavor_attribute = flavor_attribute;
+  if (direct) window->model_attribute = MPI_WIN_UNIFIED;
+  window->direct = std::move(direct);
   if (region) window->add_region(std::move(region));
   onesided::add(std::move(window));
 }
@@ -53,13 +55,16 @@ template <typename DispUnit, typename Create>
 int create(Create library, void* base, MPI_Aint size, DispUnit disp_unit, MPI_Info info, MPI_Comm comm,
            MPI_Win* win) {
   memory::Kind kind;
-  if (!served_window_memory(base, size, &kind)) return library(base, size, disp_unit, info, comm, win);
+  const bool served = served_window_memory(base, size, &kind);
+  onesided::DirectCandidate candidate(comm, base, size, disp_unit, served ? kind : memory::Kind{});
+  if (!served) return library(base, size, disp_unit, info, comm, win);
   std::unique_ptr<Region> region;
   const Status made = Region::make(base, size, kind, &region);
   if (is_error(made)) return raise(comm, made);
   const int rc = library(region->public_copy(), size, disp_unit, info, comm, win);
   if (rc != MPI_SUCCESS) return rc;
-  register_window(*win, Window::Flavor::kCreate, MPI_WIN_FLAVOR_CREATE, base, std::move(region));
+  register_window(*win, Window::Flavor::kCreate, MPI_WIN_FLAVOR_CREATE, base, std::move(region),
+                  onesided::Direct::settle(candidate, *win));
   return MPI_SUCCESS;
 }
 
@@ -72,8 +77,10 @@ template <typename DispUnit, typename Allocate>
 int allocate(Allocate library_allocate, MPI_Aint size, DispUnit disp_unit, MPI_Info info, MPI_Comm comm,
              void* baseptr, MPI_Win* win) {
   const bool device = asks_device(info);
-  if (size <= 0 || baseptr == nullptr || (!device && !onesided::host_through_gddt()))
+  if (size <= 0 || baseptr == nullptr || (!device && !onesided::host_through_gddt())) {
+    const onesided::DirectCandidate counted(comm, nullptr, 0, disp_unit, memory::Kind{});
     return library_allocate(size, disp_unit, info, comm, baseptr, win);
+  }
   memory::Kind kind;
   void* memory = nullptr;
   const auto bytes = static_cast<std::size_t>(size);
@@ -90,6 +97,7 @@ int allocate(Allocate library_allocate, MPI_Aint size, DispUnit disp_unit, MPI_I
     if (memory == nullptr) return raise(comm, GDDT_ERR_NO_MEMORY);
   }
   const auto release = [&] { device ? gpu::device_free(kind.device, memory) : std::free(memory); };
+  onesided::DirectCandidate candidate(comm, memory, size, disp_unit, kind);
   void* library_copy = nullptr;
   const int rc = library_allocate(size, disp_unit, info, comm, &library_copy, win);
   if (rc != MPI_SUCCESS) {
@@ -104,7 +112,8 @@ int allocate(Allocate library_allocate, MPI_Aint size, DispUnit disp_unit, MPI_I
   }
   region->adopt_private();
   *static_cast<void**>(baseptr) = memory;
-  register_window(*win, Window::Flavor::kAllocate, MPI_WIN_FLAVOR_ALLOCATE, memory, std::move(region));
+  register_window(*win, Window::Flavor::kAllocate, MPI_WIN_FLAVOR_ALLOCATE, memory, std::move(region),
+                  onesided::Direct::settle(candidate, *win));
   return MPI_SUCCESS;
 }
 
@@ -197,6 +206,16 @@ int Win_free(MPI_Win* win) {
   const std::shared_ptr<Window> window = win != nullptr ? onesided::find(*win) : nullptr;
   if (!window) return PMPI_Win_free(win);
   const MPI_Win handle = *win;
+  if (window->direct) {
+    // Every member's calls are done and their mappings may close; the library's public copies
+    // carried nothing.
+    const int freed = window->direct->free();
+    if (freed != MPI_SUCCESS) return freed;
+    if (window->flavor() == Window::Flavor::kAllocate) window->unpin();
+    const int rc = PMPI_Win_free(win);
+    if (rc == MPI_SUCCESS) onesided::remove(handle);
+    return rc;
+  }
   const int completed = raise_on_window(handle, window->complete(MPI_ANY_SOURCE));
   if (completed != MPI_SUCCESS) return completed;
   // The library frees the public copies it allocated.

@@ -51,6 +51,12 @@ bool library_takes(int target, std::initializer_list<std::pair<const void*, MPI_
   return true;
 }
 
+// The window's direct form (onesided_direct.hpp), where it has one; the entry keeps it alive.
+std::shared_ptr<onesided::Window> direct_window(MPI_Win win) {
+  std::shared_ptr<onesided::Window> window = onesided::find(win);
+  return window && window->direct ? window : nullptr;
+}
+
 // A request-based call's completion moves the results of its stand-ins, unless a
 // synchronization did first.
 class RequestCompletion : public protocol::CollectiveWork {
@@ -107,6 +113,9 @@ int put(Library library, const void* origin_addr, Count origin_count, MPI_Dataty
     return call_library(library, request, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                         target_count, target_datatype, win);
   };
+  if (const auto window = direct_window(win))
+    return window->direct->put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                               target_datatype, request);
   if (library_takes(target_rank, {{origin_addr, origin_datatype}})) return call();
   return issue(win, target_rank, {buffer(Direction::kIn, &origin_addr, origin_count, origin_datatype)}, call, request);
 }
@@ -119,6 +128,9 @@ int get(Library library, void* origin_addr, Count origin_count, MPI_Datatype ori
     return call_library(library, request, const_cast<void*>(origin), origin_count, origin_datatype, target_rank,
                         target_disp, target_count, target_datatype, win);
   };
+  if (const auto window = direct_window(win))
+    return window->direct->get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                               target_datatype, request);
   if (library_takes(target_rank, {{origin_addr, origin_datatype}})) return call();
   return issue(win, target_rank, {buffer(result_direction(request), &origin, origin_count, origin_datatype)}, call,
                request);
@@ -132,6 +144,9 @@ int accumulate(Library library, const void* origin_addr, Count origin_count, MPI
     return call_library(library, request, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                         target_count, target_datatype, op, win);
   };
+  if (const auto window = direct_window(win))
+    return window->direct->accumulate(origin_addr, origin_count, origin_datatype, nullptr, 0, MPI_DATATYPE_NULL,
+                                      target_rank, target_disp, target_count, target_datatype, op, request);
   if (library_takes(target_rank, {{origin_addr, origin_datatype}})) return call();
   return issue(win, target_rank, {buffer(Direction::kIn, &origin_addr, origin_count, origin_datatype)}, call, request);
 }
@@ -147,6 +162,10 @@ int get_accumulate(Library library, const void* origin_addr, Count origin_count,
                         result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op,
                         win);
   };
+  if (const auto window = direct_window(win))
+    return window->direct->accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                                      result_datatype, target_rank, target_disp, target_count, target_datatype, op,
+                                      request);
   if (library_takes(target_rank, {{origin_addr, origin_datatype}, {result_addr, result_datatype}})) return call();
   return issue(win, target_rank,
                {buffer(Direction::kIn, &origin_addr, origin_count, origin_datatype),
@@ -220,6 +239,9 @@ int Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype dataty
   const auto call = [&] {
     return PMPI_Fetch_and_op(origin_addr, const_cast<void*>(result), datatype, target_rank, target_disp, op, win);
   };
+  if (const auto window = direct_window(win))
+    return window->direct->accumulate(origin_addr, 1, datatype, result_addr, 1, datatype, target_rank, target_disp, 1,
+                                      datatype, op, nullptr);
   if (library_takes(target_rank, {{origin_addr, datatype}, {result_addr, datatype}})) return call();
   return issue(win, target_rank,
                {buffer(Direction::kIn, &origin_addr, 1, datatype), buffer(Direction::kOut, &result, 1, datatype)}, call);
@@ -232,6 +254,9 @@ int Compare_and_swap(const void* origin_addr, const void* compare_addr, void* re
     return PMPI_Compare_and_swap(origin_addr, compare_addr, const_cast<void*>(result), datatype, target_rank,
                                  target_disp, win);
   };
+  if (const auto window = direct_window(win))
+    return window->direct->accumulate(origin_addr, 1, datatype, result_addr, 1, datatype, target_rank, target_disp, 1,
+                                      datatype, MPI_REPLACE, nullptr, compare_addr);
   if (library_takes(target_rank, {{origin_addr, datatype}, {compare_addr, datatype}, {result_addr, datatype}}))
     return call();
   return issue(win, target_rank,

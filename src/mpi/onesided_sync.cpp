@@ -49,6 +49,7 @@ template <typename Library>
 int completing(MPI_Win win, int target, bool publishes, Library library) {
   const std::shared_ptr<Window> window = entry_of(win);
   if (!window) return library();
+  if (window->direct) return window->direct->flush();
   return in_turn([&] { return publishes ? publish(*window, 0) : MPI_SUCCESS; }, library,
                  [&] { return complete(*window, target); });
 }
@@ -66,6 +67,7 @@ int absorbing(MPI_Win win, Library library) {
 int Win_fence(int assert, MPI_Win win) {
   const std::shared_ptr<Window> window = entry_of(win);
   if (!window) return PMPI_Win_fence(assert, win);
+  if (window->direct) return window->direct->fence(assert);
   return in_turn([&] { return publish(*window, assert); }, [&] { return PMPI_Win_fence(assert, win); },
                  [&] { return complete(*window, MPI_ANY_SOURCE); },
                  [&] {
@@ -78,19 +80,27 @@ int Win_fence(int assert, MPI_Win win) {
 int Win_post(MPI_Group group, int assert, MPI_Win win) {
   const std::shared_ptr<Window> window = entry_of(win);
   if (!window) return PMPI_Win_post(group, assert, win);
+  if (window->direct) return window->direct->post(group, assert);
   window->set_no_put((assert & MPI_MODE_NOPUT) != 0);
   return in_turn([&] { return publish(*window, assert); }, [&] { return PMPI_Win_post(group, assert, win); });
 }
 
-int Win_start(MPI_Group group, int assert, MPI_Win win) { return PMPI_Win_start(group, assert, win); }
+int Win_start(MPI_Group group, int assert, MPI_Win win) {
+  const std::shared_ptr<Window> window = entry_of(win);
+  if (window && window->direct) return window->direct->start(group, assert);
+  return PMPI_Win_start(group, assert, win);
+}
 
 int Win_complete(MPI_Win win) {
+  const std::shared_ptr<Window> window = entry_of(win);
+  if (window && window->direct) return window->direct->complete();
   return completing(win, MPI_ANY_SOURCE, false, [&] { return PMPI_Win_complete(win); });
 }
 
 int Win_wait(MPI_Win win) {
   const std::shared_ptr<Window> window = entry_of(win);
   if (!window) return PMPI_Win_wait(win);
+  if (window->direct) return window->direct->wait();
   return in_turn([&] { return PMPI_Win_wait(win); },
                  [&] { return window->take_no_put() ? MPI_SUCCESS : absorb(*window); });
 }
@@ -98,23 +108,32 @@ int Win_wait(MPI_Win win) {
 int Win_test(MPI_Win win, int* flag) {
   const std::shared_ptr<Window> window = entry_of(win);
   if (!window) return PMPI_Win_test(win, flag);
+  if (window->direct) return window->direct->test(flag);
   return in_turn([&] { return PMPI_Win_test(win, flag); },
                  [&] { return flag == nullptr || !*flag || window->take_no_put() ? MPI_SUCCESS : absorb(*window); });
 }
 
 int Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
+  const std::shared_ptr<Window> window = entry_of(win);
+  if (window && window->direct) return window->direct->lock(lock_type, rank, assert);
   return absorbing(win, [&] { return PMPI_Win_lock(lock_type, rank, assert, win); });
 }
 
 int Win_lock_all(int assert, MPI_Win win) {
+  const std::shared_ptr<Window> window = entry_of(win);
+  if (window && window->direct) return window->direct->lock_all(assert);
   return absorbing(win, [&] { return PMPI_Win_lock_all(assert, win); });
 }
 
 int Win_unlock(int rank, MPI_Win win) {
+  const std::shared_ptr<Window> window = entry_of(win);
+  if (window && window->direct) return window->direct->unlock(rank);
   return completing(win, rank, true, [&] { return PMPI_Win_unlock(rank, win); });
 }
 
 int Win_unlock_all(MPI_Win win) {
+  const std::shared_ptr<Window> window = entry_of(win);
+  if (window && window->direct) return window->direct->unlock_all();
   return completing(win, MPI_ANY_SOURCE, true, [&] { return PMPI_Win_unlock_all(win); });
 }
 
@@ -138,6 +157,7 @@ int Win_flush_local_all(MPI_Win win) {
 int Win_sync(MPI_Win win) {
   const std::shared_ptr<Window> window = entry_of(win);
   if (!window) return PMPI_Win_sync(win);
+  if (window->direct) return window->direct->flush();
   return in_turn([&] { return publish(*window, 0); }, [&] { return PMPI_Win_sync(win); },
                  [&] { return absorb(*window); });
 }

@@ -24,6 +24,7 @@
 
 #include "core/memory.hpp"
 #include "core/status.hpp"
+#include "mpi/onesided_direct.hpp"
 
 namespace gddt::mpi::collective {
 class KeptStandIns;  // mpi/collective.hpp
@@ -113,6 +114,9 @@ class Window {
   void* base = nullptr;
   int flavor_attribute = MPI_WIN_FLAVOR_CREATE;
   int model_attribute = MPI_WIN_SEPARATE;
+  // Set where every member reaches the others' memory through CUDA IPC: every call of the window
+  // is then the direct window's, and its region's public copy stays as the library got it.
+  std::unique_ptr<Direct> direct;
 
   void add_region(std::unique_ptr<Region> region);
   int region_count();

@@ -133,19 +133,23 @@ class Run {
   Bytes window_image(int rank) const { return random_bytes(seed(1, rank), 0, layout_.window); }
 
   void open_window() {
+    // A communicator of the trial's own (duplicated through gddt by every rank, plain peers too):
+    // gddt names a window by its communicator and the windows made on it so far, which a plain
+    // peer's windows on another would leave uncounted.
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
     const Bytes image = window_image(context_.rank);
     const int unit = plan_.disp_unit;
     MPI_Info info = MPI_INFO_NULL;
     switch (plan_.flavor) {
       case Flavor::kCreate:
         window_ = std::make_unique<Memory>(kind_, image);
-        CALL(library_, MPI_Win_create, window_->data(), layout_.window, unit, MPI_INFO_NULL, MPI_COMM_WORLD, &win_);
+        CALL(library_, MPI_Win_create, window_->data(), layout_.window, unit, MPI_INFO_NULL, comm_, &win_);
         break;
       case Flavor::kAllocate: {
         MPI_Info_create(&info);
         if (kind_ == MemoryKind::kDevice) MPI_Info_set(info, "gddt_memory_kind", "device");
         unsigned char* base = nullptr;
-        CALL(library_, MPI_Win_allocate, layout_.window, unit, info, MPI_COMM_WORLD, &base, &win_);
+        CALL(library_, MPI_Win_allocate, layout_.window, unit, info, comm_, &base, &win_);
         // Memory the window made is device memory only where gddt was asked for it.
         window_ = std::make_unique<Memory>(kind_ == MemoryKind::kDevice ? kind_ : MemoryKind::kHost, base,
                                            static_cast<std::size_t>(layout_.window));
@@ -155,12 +159,12 @@ class Run {
       }
       case Flavor::kDynamic: {
         window_ = std::make_unique<Memory>(kind_, image);
-        CALL(library_, MPI_Win_create_dynamic, MPI_INFO_NULL, MPI_COMM_WORLD, &win_);
+        CALL(library_, MPI_Win_create_dynamic, MPI_INFO_NULL, comm_, &win_);
         CALL(library_, MPI_Win_attach, win_, window_->data(), layout_.window);
         MPI_Aint address = 0;
         CALL(library_, MPI_Get_address, window_->data(), &address);
         addresses_.resize(static_cast<std::size_t>(context_.size));
-        MPI_Allgather(&address, 1, MPI_AINT, addresses_.data(), 1, MPI_AINT, MPI_COMM_WORLD);
+        MPI_Allgather(&address, 1, MPI_AINT, addresses_.data(), 1, MPI_AINT, comm_);
         break;
       }
     }
@@ -394,6 +398,7 @@ class Run {
     const bool allocated = plan_.flavor == Flavor::kAllocate;
     expect_ok(CALL(library_, MPI_Win_free, &win_), "MPI_Win_free");
     if (!allocated) record("window after MPI_Win_free", window_->read());
+    MPI_Comm_free(&comm_);
   }
 
   const Context& context_;
@@ -401,6 +406,7 @@ class Run {
   Layout layout_;
   bool library_;
   MemoryKind kind_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Win win_ = MPI_WIN_NULL;
   std::unique_ptr<Memory> window_;
   std::vector<MPI_Aint> addresses_;

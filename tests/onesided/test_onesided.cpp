@@ -227,8 +227,18 @@ void bad_arguments(const Context& context) {
 
 // What a window over memory gddt serves says of itself: the user's base, the flavor asked for, the
 // separate model; shared-memory windows refuse device memory.
+// Windows over device memory of every rank, all gddt processes of one node (as ctest and
+// gpu-check run them): reached through CUDA IPC unless switched off.
+bool reached_through_ipc(const Context& context) {
+  const char* peers = std::getenv("GDDT_PEERS");
+  const char* ipc = std::getenv("GDDT_RMA_IPC");
+  return context.memory == MemoryKind::kDevice && (peers == nullptr || std::string(peers) != "off") &&
+         (ipc == nullptr || std::string(ipc) != "0");
+}
+
 void attributes(const Context& context) {
   const bool served = context.memory == MemoryKind::kDevice || std::getenv("GDDT_RMA_HOST") != nullptr;
+  const int model_served = reached_through_ipc(context) ? MPI_WIN_UNIFIED : MPI_WIN_SEPARATE;
   Buffer memory(context.memory, 256);
   MPI_Win win;
   MPI_Win_create(memory.data(), 256, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
@@ -239,7 +249,8 @@ void attributes(const Context& context) {
   MPI_Win_get_attr(win, MPI_WIN_BASE, &base, &flag);
   expect(flag && base == memory.data(), "MPI_WIN_BASE is the user's memory");
   MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag);
-  expect(flag && *model == (served ? MPI_WIN_SEPARATE : *model), "MPI_WIN_MODEL is MPI_WIN_SEPARATE where gddt serves");
+  expect(flag && *model == (served ? model_served : *model),
+         "MPI_WIN_MODEL is MPI_WIN_SEPARATE where gddt serves through public copies, MPI_WIN_UNIFIED through CUDA IPC");
   MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &flavor, &flag);
   expect(flag && *flavor == MPI_WIN_FLAVOR_CREATE, "MPI_WIN_CREATE_FLAVOR of MPI_Win_create");
   MPI_Win_free(&win);
@@ -277,6 +288,7 @@ int main(int argc, char** argv) {
   gddt_test::p2p::Suite suite(&argc, &argv, "onesided");
   using gddt_test::p2p::counter_value;
   const long long stand_ins = counter_value("rma.stand-ins"), copies = counter_value("rma.public-copies");
+  const long long direct_calls = counter_value("rma.direct.calls");
   if (!library_makes_windows()) suite.skip("the MPI library alone makes no window here (MPI_Win_create fails)");
   created_windows_accumulate();  // collective: asked before the cases, which ask on some ranks only
   suite.run("random_types", [](const Context& context) {
@@ -290,6 +302,8 @@ int main(int argc, char** argv) {
     if (context.memory != gddt_test::MemoryKind::kDevice && std::getenv("GDDT_RMA_HOST") == nullptr) return;
     expect(counter_value("rma.stand-ins") > stand_ins, "gddt's rma.stand-ins counter grew");
     expect(counter_value("rma.public-copies") > copies, "gddt's rma.public-copies counter grew");
+    if (reached_through_ipc(context))
+      expect(counter_value("rma.direct.calls") > direct_calls, "gddt's rma.direct.calls counter grew");
   });
   return suite.finish();
 }

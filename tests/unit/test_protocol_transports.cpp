@@ -48,14 +48,26 @@ TEST(TransportTable, RowsFillWhatTheirKindNeeds) {
     EXPECT_NE(row->serves, nullptr);
     EXPECT_NE(row->hand, nullptr);
     // The peer protocol's sends post their header before the library sends the marker.
-    if (row->marker) EXPECT_NE(row->fill, nullptr);
-    if (row->marker) EXPECT_EQ(row->staging_bytes, nullptr);
+    if (row->marker) {
+      EXPECT_NE(row->fill, nullptr);
+    }
+    if (row->marker) {
+      EXPECT_EQ(row->staging_bytes, nullptr);
+    }
     // What gddt packs it unpacks, and what it stages it fills.
-    if (row->packed) EXPECT_NE(row->empty, nullptr);
-    if (row->staging_bytes != nullptr) EXPECT_NE(row->fill, nullptr);
-    if (!row->marker) EXPECT_NE(row->empty, nullptr);
+    if (row->packed) {
+      EXPECT_NE(row->empty, nullptr);
+    }
+    if (row->staging_bytes != nullptr) {
+      EXPECT_NE(row->fill, nullptr);
+    }
+    if (!row->marker) {
+      EXPECT_NE(row->empty, nullptr);
+    }
     // Only packed bytes can stay in device scratch.
-    if (row->device_staging) EXPECT_TRUE(row->packed);
+    if (row->device_staging) {
+      EXPECT_TRUE(row->packed);
+    }
   }
 }
 

@@ -62,6 +62,12 @@ void agree(MPI_Comm comm) {
   }
   PMPI_Comm_set_errhandler(channel->headers, MPI_ERRORS_RETURN);
   PMPI_Comm_set_errhandler(channel->data, MPI_ERRORS_RETURN);
+  // An id above every one a member gave before: no two communicators of a process share one.
+  static std::atomic<std::uint64_t> next_id{1};
+  std::uint64_t proposed = next_id.load();
+  PMPI_Allreduce(&proposed, &channel->id, 1, MPI_UINT64_T, MPI_MAX, channel->headers);
+  for (std::uint64_t seen = next_id.load(); seen <= channel->id && !next_id.compare_exchange_weak(seen, channel->id + 1);) {
+  }
   Channels& all = channels();
   std::unique_lock<std::shared_mutex> lock(all.mutex);
   all.of_comm[key_of(comm)] = std::move(channel);

@@ -55,6 +55,16 @@ struct WriteCell {
 
 std::int64_t steady_ns();
 
+// A one-sided window this process shares with the other members (windows.cpp): its memory as
+// CUDA IPC exports it and the words origins take its locks by. `key` is written last (0: free).
+constexpr int kSharedWindows = 32;
+struct SharedWindowCell {
+  std::atomic<std::uint64_t> key;
+  WindowMemory memory;
+  std::atomic<std::uint32_t> passive;     // lock/unlock: kExclusiveHolder, else shared holders
+  std::atomic<std::uint32_t> accumulate;  // 1 while an origin applies an accumulating call
+};
+
 struct NodeEntry {
   std::atomic<int> world_rank_plus_one;  // 0 until the process has passed MPI_Init
   int gpus;
@@ -71,6 +81,7 @@ struct NodeEntry {
   // write, set before the slot turns asked.
   std::atomic<std::int32_t> asked_by[kLentSlots];
   WriteCell write_cells[kWriteCells];
+  SharedWindowCell windows[kSharedWindows];
 };
 
 struct NodeTable {
@@ -126,6 +137,9 @@ struct Channel : std::enable_shared_from_this<Channel> {
   MPI_Comm data = MPI_COMM_NULL;     // completions, tagged with the transfer
   std::vector<int> slot_of_rank;     // each rank's entry in the node table
   int rank = 0;                      // this process's
+  // The same on every member (agree): with windows_made, names a window in the node table.
+  std::uint64_t id = 0;
+  std::atomic<std::uint64_t> windows_made{0};
   std::atomic<std::uint64_t> next_sequence{0};  // of this process's markers on the communicator
   std::mutex stash_mutex;
   // Headers taken off the header twin before their markers were resolved, by (source, tag,

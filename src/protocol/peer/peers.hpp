@@ -23,6 +23,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/gpu.hpp"
 #include "protocol/operation.hpp"
 #include "protocol/route.hpp"
 
@@ -126,6 +127,39 @@ void correct_probe(MPI_Comm comm, MPI_Status* status);
 
 // Completes the header and marker sends whose PeerSend is gone; cheap when there are none.
 void progress();
+
+// --- one-sided windows whose members reach each other's memory (windows.cpp) ---
+// A window whose every member is a gddt process of this node with its memory on a GPU is reached
+// through CUDA IPC (mpi/onesided_direct.hpp). Who takes part is settled with no communication a
+// plain process would not do: each member that can publishes its memory in its node entry before
+// the library's window creation, which no member leaves before every member entered it; after it,
+// every member finds all the others' memory or decides alike that the window is not shared.
+
+// What a member publishes of its window memory.
+struct WindowMemory {
+  unsigned char handle[gpu::kIpcHandleBytes];  // CUDA IPC export of the allocation holding it
+  std::uint64_t offset;                        // of the window's first byte in that allocation
+  std::int64_t bytes;
+  std::int64_t disp_unit;
+};
+// The words of a member's window that origins lock with (lock/unlock, and accumulating calls).
+struct WindowLocks {
+  std::atomic<std::uint32_t>* passive = nullptr;
+  std::atomic<std::uint32_t>* accumulate = nullptr;
+};
+constexpr std::uint32_t kExclusiveHolder = 0x80000000u;
+
+// The name of the next window made on `comm`, counted by every member at every MPI_Win_create and
+// MPI_Win_allocate on it; 0 where `comm` is not agreed.
+std::uint64_t next_window_key(MPI_Comm comm);
+// Publishes this process's memory of window `key`; false where no cell is free.
+bool publish_window(std::uint64_t key, const WindowMemory& memory);
+// After the library made the window: every member's memory and locks (by rank of `comm`) where
+// every member published it, else false. This process's own entry is included.
+bool shared_window(MPI_Comm comm, std::uint64_t key, std::vector<WindowMemory>* memory,
+                   std::vector<WindowLocks>* locks);
+// Takes this process's cell of window `key` back.
+void withdraw_window(std::uint64_t key);
 
 // For gddt-info and tests: whether this process's node was sealed as all gddt.
 bool node_agreed();

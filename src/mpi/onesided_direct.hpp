@@ -1,0 +1,121 @@
+// Windows reached through CUDA IPC (GDDT_RMA_IPC): where every member of a window's communicator
+// is a gddt process of this node whose window memory (MPI_Win_create, or MPI_Win_allocate with the
+// device info key) is device memory, each process maps every member's memory and moves the data
+// of its one-sided calls itself, from the origin's layout to the target's in one kernel where it
+// can. The window is then unified: every call reads and writes the members' own memory, and the
+// library's window (over public copies, made before the members knew) carries no data.
+// - Put, Get (and MPI_R*): queued on this process's GPU stream, complete at the synchronization
+//   that completes them (a request-based call's request is complete when it returns).
+// - Accumulating calls: under the target's accumulate lock (a word in its node entry), the target
+//   bytes come to host memory, the library applies the operation there (MPI_Reduce_local on the
+//   basic datatype; MPI_REPLACE and MPI_NO_OP by gddt) and they go back: the library's arithmetic,
+//   atomic per element with respect to every other accumulating call, as MPI asks.
+// - Synchronization by gddt alone, on a duplicate of the window's communicator: fence is a barrier
+//   after this process's queued work completed; post/start/complete/wait are zero-byte messages;
+//   lock/unlock take a reader-writer word in the target's node entry; flush completes the queue.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "core/gpu.hpp"
+#include "core/memory.hpp"
+#include "core/status.hpp"
+#include "protocol/peer/peers.hpp"
+
+namespace gddt::mpi::onesided {
+
+// What a window's creation asks before the library's call and settles after it.
+class DirectCandidate {
+ public:
+  // Publishes `base` (of `kind`) where GDDT_RMA_IPC is on and `comm` is agreed; counts the window
+  // on `comm` in every case, as every member does.
+  DirectCandidate(MPI_Comm comm, void* base, std::int64_t bytes, std::int64_t disp_unit, const memory::Kind& kind);
+  ~DirectCandidate();
+  DirectCandidate(const DirectCandidate&) = delete;
+  DirectCandidate& operator=(const DirectCandidate&) = delete;
+  bool published() const { return published_; }
+
+ private:
+  friend class Direct;
+  MPI_Comm comm_;
+  std::uint64_t key_ = 0;
+  bool published_ = false;
+  void* base_ = nullptr;
+  int device_ = -1;
+};
+
+class Direct {
+ public:
+  // After the library made the window `win`: the direct window where every member published,
+  // else null (alike on every member). The candidate's cell then stays until free().
+  static std::unique_ptr<Direct> settle(DirectCandidate& candidate, MPI_Win win);
+  ~Direct();
+  Direct(const Direct&) = delete;
+  Direct& operator=(const Direct&) = delete;
+
+  // The one-sided calls (MPI return codes; the window's error handler has run on errors).
+  // `request`: a request-based call's, returned complete.
+  int put(const void* origin, std::int64_t origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp,
+          std::int64_t target_count, MPI_Datatype target_type, MPI_Request* request);
+  int get(void* origin, std::int64_t origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp,
+          std::int64_t target_count, MPI_Datatype target_type, MPI_Request* request);
+  // Accumulate (result null), Get_accumulate, Fetch_and_op; `compare` set: Compare_and_swap.
+  int accumulate(const void* origin, std::int64_t origin_count, MPI_Datatype origin_type, void* result,
+                 std::int64_t result_count, MPI_Datatype result_type, int target, MPI_Aint disp,
+                 std::int64_t target_count, MPI_Datatype target_type, MPI_Op op, MPI_Request* request,
+                 const void* compare = nullptr);
+
+  int fence(int assert);
+  int post(MPI_Group group, int assert);
+  int start(MPI_Group group, int assert);
+  int complete();
+  int wait();
+  int test(int* flag);
+  int lock(int lock_type, int rank, int assert);
+  int unlock(int rank);
+  int lock_all(int assert);
+  int unlock_all();
+  int flush();  // every flush form: this process's queued work is its only outstanding work
+  // MPI_Win_free's part before the library's: completes everything, waits for every member, and
+  // lets go of the mapped memory.
+  int free();
+
+ private:
+  struct Member {
+    char* base = nullptr;    // the member's window memory as this process addresses it
+    void* mapped = nullptr;  // what ipc_open returned (null for this process's own)
+    std::int64_t bytes = 0;
+    std::int64_t disp_unit = 1;
+    protocol::peers::WindowLocks locks;
+    std::uint32_t held = 0;  // the passive lock this process holds on it (0, 1 shared, kExclusiveHolder)
+  };
+  Direct() = default;
+  // The target memory of `count` elements of `datatype` at `disp`, checked to lie in the member's
+  // window (MPI_ERR_RMA_RANGE otherwise).
+  int target_memory(int target, MPI_Aint disp, std::int64_t count, MPI_Datatype datatype, char** at);
+  int raise_class(int error_class);
+  int raise_status(Status status);
+  // Waits for what this process queued on its stream.
+  Status drain();
+  std::vector<int> ranks_of(MPI_Group group);
+  void acquire(std::atomic<std::uint32_t>* word, std::uint32_t holder);
+
+  MPI_Win win_ = MPI_WIN_NULL;
+  MPI_Comm comm_ = MPI_COMM_NULL;  // a duplicate of the window's, for synchronization
+  std::uint64_t key_ = 0;
+  int rank_ = 0;
+  int device_ = -1;
+  gpu::Stream stream_ = nullptr;
+  std::mutex mutex_;
+  bool queued_ = false;
+  std::vector<Member> members_;
+  std::vector<int> access_group_;          // of the current access epoch (start..complete)
+  std::vector<MPI_Request> exposure_;      // the post's sends and the complete messages awaited
+};
+
+}  // namespace gddt::mpi::onesided

@@ -1,0 +1,266 @@
+// The data calls of windows reached through CUDA IPC (onesided_direct.hpp): moving bytes between
+// an origin's layout and a target's mapped memory, and accumulating calls under the target's
+// accumulate lock with the library's own arithmetic.
+#include <sched.h>
+
+#include <cstring>
+#include <vector>
+
+#include "core/counters.hpp"
+#include "mpi/classify.hpp"
+#include "mpi/errors.hpp"
+#include "mpi/onesided_direct.hpp"
+#include "pack/engine.hpp"
+#include "protocol/message.hpp"
+#include "protocol/requests.hpp"
+#include "protocol/transfer.hpp"
+#include "type/contents.hpp"
+
+namespace gddt::mpi::onesided {
+namespace {
+
+using protocol::Message;
+
+// A request-based call's request: the call is complete when it returns, so the request is too.
+int query_done(void*, MPI_Status* status) {
+  PMPI_Status_set_elements(status, MPI_BYTE, 0);
+  PMPI_Status_set_cancelled(status, 0);
+  status->MPI_SOURCE = MPI_UNDEFINED;
+  status->MPI_TAG = MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+int free_done(void*) { return MPI_SUCCESS; }
+int cancel_done(void*, int) { return MPI_SUCCESS; }
+
+int completed(MPI_Request* request) {
+  if (request == nullptr) return MPI_SUCCESS;
+  const int rc = PMPI_Grequest_start(query_done, free_done, cancel_done, nullptr, request);
+  return rc == MPI_SUCCESS ? PMPI_Grequest_complete(*request) : rc;
+}
+
+// The predefined datatype every element of `datatype` is made of (MPI asks that of accumulating
+// calls' datatypes): a named type outlives the contents that named it.
+MPI_Datatype basic_of(MPI_Datatype datatype, int depth = 0) {
+  const type::Envelope envelope = type::envelope_of(datatype);
+  if (envelope.combiner == MPI_COMBINER_NAMED) return datatype;
+  type::Contents contents;
+  if (depth > 64 || is_error(contents.read(datatype, envelope)) || contents.types.empty()) return MPI_DATATYPE_NULL;
+  return basic_of(contents.types[0], depth + 1);
+}
+
+memory::Kind kind_of(const void* buffer) {
+  memory::Kind kind;
+  if (buffer == nullptr || is_error(memory::classify(buffer, &kind))) kind = memory::Kind{};
+  return kind;
+}
+
+// Holds an accumulate lock word for the life of the object.
+class Held {
+ public:
+  explicit Held(std::atomic<std::uint32_t>* word) : word_(word) {
+    for (std::uint32_t idle = 0; !word_->compare_exchange_weak(idle, 1, std::memory_order_acquire); idle = 0) {
+      protocol::requests::progress_detached();
+      sched_yield();
+    }
+  }
+  ~Held() { word_->store(0, std::memory_order_release); }
+  Held(const Held&) = delete;
+  Held& operator=(const Held&) = delete;
+
+ private:
+  std::atomic<std::uint32_t>* word_;
+};
+
+}  // namespace
+
+int Direct::target_memory(int target, MPI_Aint disp, std::int64_t count, MPI_Datatype datatype, char** at) {
+  if (target < 0 || target >= static_cast<int>(members_.size())) return raise_class(MPI_ERR_RANK);
+  type::LayoutPtr layout;
+  const Status resolved = resolve_datatype(datatype, &layout);
+  if (is_error(resolved)) return raise_status(resolved);
+  const Member& member = members_[static_cast<std::size_t>(target)];
+  const std::int64_t start = static_cast<std::int64_t>(disp) * member.disp_unit;
+  if (count > 0 && (start + layout->span_lb(count) < 0 || start + layout->span_ub(count) > member.bytes))
+    return raise_class(MPI_ERR_RMA_RANGE);
+  *at = member.base + start;
+  return MPI_SUCCESS;
+}
+
+namespace {
+
+// `count` elements of `datatype` at `buffer`, of the memory it is in (`kind` where given).
+Status message_of(const void* buffer, std::int64_t count, MPI_Datatype datatype, Message* message,
+                  const memory::Kind* kind = nullptr) {
+  GDDT_CHECK(resolve_datatype(datatype, &message->layout));
+  message->count = count;
+  message->buffer = const_cast<void*>(buffer);
+  message->kind = kind != nullptr ? *kind : kind_of(buffer);
+  return GDDT_OK;
+}
+
+// Moves `from` into `to` (one of them window memory on this process's GPU): one kernel queued on
+// the stream where the backend reaches both, else packed into scratch and unpacked out of it,
+// waited for.
+Status move_bytes(const Message& from, const Message& to, std::int64_t bytes, int device, gpu::Stream stream,
+                         bool* queued) {
+  if (bytes == 0) return GDDT_OK;
+  counters::add(counters::Counter::kRmaDirectCalls, 1);
+  counters::add(counters::Counter::kRmaDirectBytes, bytes);
+  gpu::DeviceGuard guard(device);
+  const auto reached = [device](const memory::Kind& kind) {
+    return kind.type == GDDT_MEMORY_PINNED || kind.type == GDDT_MEMORY_MANAGED ||
+           (kind.type == GDDT_MEMORY_DEVICE && kind.device == device);
+  };
+  const pack::Backend& backend = *pack::backend_for(GDDT_MEMORY_DEVICE, GDDT_MEMORY_DEVICE);
+  const pack::Window read{from.layout.get(), from.count, 0, bytes};
+  const pack::Window written{to.layout.get(), to.count, 0, bytes};
+  if (reached(from.kind) && reached(to.kind)) {
+    bool served = true;
+    if (to.contiguous())
+      GDDT_CHECK(backend.pack(read, from.buffer, to.first_byte(), stream));
+    else if (from.contiguous())
+      GDDT_CHECK(backend.unpack(written, to.buffer, from.first_byte(), stream));
+    else if (backend.transcribe != nullptr)
+      GDDT_CHECK(backend.transcribe(read, from.buffer, written, to.buffer, stream, &served));
+    else
+      served = false;
+    if (served) {
+      *queued = true;
+      return GDDT_OK;
+    }
+  }
+  if (*queued) GDDT_CHECK(gpu::stream_synchronize(stream));
+  *queued = false;
+  protocol::Staging scratch;
+  GDDT_CHECK(scratch.acquire(device, bytes));
+  GDDT_CHECK(protocol::pack(read, from.buffer, from.kind, scratch.data(), scratch.kind(), stream,
+                            protocol::choose(from.kind, scratch.kind(), bytes)));
+  GDDT_CHECK(gpu::stream_synchronize(stream));
+  GDDT_CHECK(protocol::unpack(written, to.buffer, to.kind, scratch.data(), scratch.kind(), stream,
+                              protocol::choose(to.kind, scratch.kind(), bytes)));
+  return gpu::stream_synchronize(stream);
+}
+
+}  // namespace
+
+int Direct::put(const void* origin, std::int64_t origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp,
+                std::int64_t target_count, MPI_Datatype target_type, MPI_Request* request) {
+  if (target == MPI_PROC_NULL) return completed(request);
+  char* at = nullptr;
+  const int rc = target_memory(target, disp, target_count, target_type, &at);
+  if (rc != MPI_SUCCESS) return rc;
+  const memory::Kind window_kind{GDDT_MEMORY_DEVICE, device_};
+  Message from, to;
+  Status status = message_of(origin, origin_count, origin_type, &from);
+  if (!is_error(status)) status = message_of(at, target_count, target_type, &to, &window_kind);
+  if (is_error(status)) return raise_status(status);
+  if (from.bytes() != to.bytes()) return raise_class(MPI_ERR_TYPE);
+  std::lock_guard<std::mutex> lock(mutex_);
+  status = move_bytes(from, to, to.bytes(), device_, stream_, &queued_);
+  if (!is_error(status) && request != nullptr) status = drain();
+  return is_error(status) ? raise_status(status) : completed(request);
+}
+
+int Direct::get(void* origin, std::int64_t origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp,
+                std::int64_t target_count, MPI_Datatype target_type, MPI_Request* request) {
+  if (target == MPI_PROC_NULL) return completed(request);
+  char* at = nullptr;
+  const int rc = target_memory(target, disp, target_count, target_type, &at);
+  if (rc != MPI_SUCCESS) return rc;
+  const memory::Kind window_kind{GDDT_MEMORY_DEVICE, device_};
+  Message from, to;
+  Status status = message_of(at, target_count, target_type, &from, &window_kind);
+  if (!is_error(status)) status = message_of(origin, origin_count, origin_type, &to);
+  if (is_error(status)) return raise_status(status);
+  if (from.bytes() != to.bytes()) return raise_class(MPI_ERR_TYPE);
+  std::lock_guard<std::mutex> lock(mutex_);
+  status = move_bytes(from, to, to.bytes(), device_, stream_, &queued_);
+  if (!is_error(status) && request != nullptr) status = drain();
+  return is_error(status) ? raise_status(status) : completed(request);
+}
+
+int Direct::accumulate(const void* origin, std::int64_t origin_count, MPI_Datatype origin_type, void* result,
+                       std::int64_t result_count, MPI_Datatype result_type, int target, MPI_Aint disp,
+                       std::int64_t target_count, MPI_Datatype target_type, MPI_Op op, MPI_Request* request,
+                       const void* compare) {
+  if (target == MPI_PROC_NULL) return completed(request);
+  char* at = nullptr;
+  int rc = target_memory(target, disp, target_count, target_type, &at);
+  if (rc != MPI_SUCCESS) return rc;
+  const memory::Kind window_kind{GDDT_MEMORY_DEVICE, device_};
+  const memory::Kind host{};
+  Message window, given, fetched, compared;
+  Status status = message_of(at, target_count, target_type, &window, &window_kind);
+  const bool reads_origin = op != MPI_NO_OP || compare != nullptr;
+  if (!is_error(status) && reads_origin) status = message_of(origin, origin_count, origin_type, &given);
+  if (!is_error(status) && result != nullptr) status = message_of(result, result_count, result_type, &fetched);
+  if (!is_error(status) && compare != nullptr) status = message_of(compare, 1, target_type, &compared);
+  if (is_error(status)) return raise_status(status);
+  const std::int64_t bytes = window.bytes();
+  if ((reads_origin && given.bytes() != bytes) || (result != nullptr && fetched.bytes() != bytes))
+    return raise_class(MPI_ERR_TYPE);
+  const MPI_Datatype basic = basic_of(target_type);
+  if (basic == MPI_DATATYPE_NULL) return raise_class(MPI_ERR_TYPE);
+  // The packed bytes of the target, the origin's, and the elements the library computes on.
+  const auto size = static_cast<std::size_t>(bytes);
+  std::vector<char> current(size), incoming(size), updated;
+  const auto packed = [&](const Message& message, std::vector<char>& into) {
+    const pack::Window all{message.layout.get(), message.count, 0, bytes};
+    return protocol::pack(all, message.buffer, message.kind, into.data(), host, nullptr,
+                          protocol::choose(message.kind, host, bytes));
+  };
+  const auto unpacked = [&](const Message& message, const std::vector<char>& from) {
+    const pack::Window all{message.layout.get(), message.count, 0, bytes};
+    return protocol::unpack(all, message.buffer, message.kind, from.data(), host, nullptr,
+                            protocol::choose(message.kind, host, bytes));
+  };
+  std::lock_guard<std::mutex> lock(mutex_);
+  status = drain();
+  if (!is_error(status) && reads_origin) status = packed(given, incoming);
+  if (is_error(status)) return raise_status(status);
+  counters::add(counters::Counter::kRmaDirectCalls, 1);
+  counters::add(counters::Counter::kRmaDirectBytes, bytes);
+  {
+    Held held(members_[static_cast<std::size_t>(target)].locks.accumulate);
+    status = packed(window, current);
+    if (!is_error(status) && result != nullptr) status = unpacked(fetched, current);
+    if (is_error(status)) return raise_status(status);
+    if (compare != nullptr) {
+      std::vector<char> expected(size);
+      status = packed(compared, expected);
+      if (is_error(status)) return raise_status(status);
+      if (std::memcmp(expected.data(), current.data(), size) == 0) updated = incoming;
+    } else if (op == MPI_REPLACE) {
+      updated = incoming;
+    } else if (op != MPI_NO_OP) {
+      // The library's arithmetic on its own elements: unpacked from the packed bytes, reduced,
+      // packed again.
+      int element = 0;
+      MPI_Aint lb = 0, extent = 0;
+      PMPI_Pack_size(1, basic, MPI_COMM_SELF, &element);
+      PMPI_Type_get_extent(basic, &lb, &extent);
+      const int count = element > 0 ? static_cast<int>(bytes / element) : 0;
+      std::vector<char> theirs(static_cast<std::size_t>(count) * static_cast<std::size_t>(extent));
+      std::vector<char> ours(theirs.size());
+      int position = 0;
+      rc = PMPI_Unpack(incoming.data(), static_cast<int>(bytes), &position, ours.data(), count, basic, MPI_COMM_SELF);
+      position = 0;
+      if (rc == MPI_SUCCESS)
+        rc = PMPI_Unpack(current.data(), static_cast<int>(bytes), &position, theirs.data(), count, basic, MPI_COMM_SELF);
+      if (rc == MPI_SUCCESS) rc = PMPI_Reduce_local(ours.data(), theirs.data(), count, basic, op);
+      updated.resize(size);
+      position = 0;
+      if (rc == MPI_SUCCESS)
+        rc = PMPI_Pack(theirs.data(), count, basic, updated.data(), static_cast<int>(bytes), &position, MPI_COMM_SELF);
+      if (rc != MPI_SUCCESS) {
+        int error_class = MPI_ERR_OTHER;
+        PMPI_Error_class(rc, &error_class);
+        return raise_class(error_class);
+      }
+    }
+    if (!updated.empty()) status = unpacked(window, updated);
+  }
+  return is_error(status) ? raise_status(status) : completed(request);
+}
+
+}  // namespace gddt::mpi::onesided
