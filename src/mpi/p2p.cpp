@@ -156,8 +156,10 @@ int partitioned_init(Operation::Kind kind, const void* buf, int partitions, MPI_
                ? PMPI_Psend_init(buffer, partitions, per_partition, type, peer, tag, comm, info, request)
                : PMPI_Precv_init(buffer, partitions, per_partition, type, peer, tag, comm, info, request);
   };
-  // What the library would refuse, it refuses.
-  if (partitions <= 0 || count < 0) return init(const_cast<void*>(buf), count, datatype);
+  // Refused with MPICH's classes: Open MPI 5.0's partitioned component takes them and fails later,
+  // inside the library (tests/p2p, partitioned_errors).
+  if (partitions <= 0) return raise(comm, GDDT_ERR_INVALID_ARG);
+  if (count < 0) return raise(comm, GDDT_ERR_COUNT);
   if (count > INT_MAX / partitions) {  // beyond gddt's int counts: host data only goes to the library
     memory::Kind where;
     if (gpu::available() && classify_typed(datatype, buf, &where) == GDDT_OK && where.is_device())

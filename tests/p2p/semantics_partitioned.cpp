@@ -1,6 +1,7 @@
 // p2p_semantics: MPI-4's partitioned communication, and its calls' bad arguments.
 #include <mpi.h>
 
+#include <cstdio>
 #include <string>
 
 #include "harness.hpp"
@@ -70,16 +71,27 @@ void partitioned_errors(const Context& context, const TypeCatalog& types) {
   };
   RingMessage message(context, vector, kCount, vector, kCount, 60);
   MPI_Request bad = MPI_REQUEST_NULL, library_bad = MPI_REQUEST_NULL;
-  expect_library_class(
+  // gddt refuses these with MPICH's classes where the library takes them (Open MPI 5.0).
+  const auto expect_refused = [&](int code, int library_code, int mpich_class, const std::string& what) {
+    if (library_code != MPI_SUCCESS)
+      expect_library_class(code, library_code, what);
+    else
+      expect(error_class(code) == mpich_class, what + ": error class " + std::to_string(error_class(code)) +
+                                                   " where the library took it, not MPICH's " +
+                                                   std::to_string(mpich_class));
+  };
+  const int library_no_partitions = PMPI_Psend_init(message.send.address(), 0, kPerPartition, vector.type,
+                                                    context.next, 60, comm, MPI_INFO_NULL, &library_bad);
+  const bool library_checks = library_no_partitions != MPI_SUCCESS;
+  expect_refused(
       MPI_Psend_init(message.send.address(), 0, kPerPartition, vector.type, context.next, 60, comm, MPI_INFO_NULL, &bad),
-      PMPI_Psend_init(message.send.address(), 0, kPerPartition, vector.type, context.next, 60, comm, MPI_INFO_NULL,
-                      &library_bad),
-      "MPI_Psend_init of no partitions");
-  expect_library_class(
+      library_no_partitions, MPI_ERR_ARG, "MPI_Psend_init of no partitions");
+  expect_refused(
       MPI_Precv_init(message.recv.address(), kPartitions, -1, vector.type, context.prev, 60, comm, MPI_INFO_NULL, &bad),
-      PMPI_Precv_init(message.recv.address(), kPartitions, -1, vector.type, context.prev, 60, comm, MPI_INFO_NULL,
-                      &library_bad),
-      "MPI_Precv_init of a negative count");
+      library_checks ? PMPI_Precv_init(message.recv.address(), kPartitions, -1, vector.type, context.prev, 60, comm,
+                                       MPI_INFO_NULL, &library_bad)
+                     : MPI_SUCCESS,
+      MPI_ERR_COUNT, "MPI_Precv_init of a negative count");
   MPI_Request send = MPI_REQUEST_NULL, recv = MPI_REQUEST_NULL;
   P2P_EXPECT_SUCCESS(MPI_Precv_init(message.recv.address(), kPartitions, kPerPartition, vector.type, context.prev, 60,
                                     comm, MPI_INFO_NULL, &recv));
@@ -87,15 +99,21 @@ void partitioned_errors(const Context& context, const TypeCatalog& types) {
                                     comm, MPI_INFO_NULL, &send));
   P2P_EXPECT_SUCCESS(MPI_Start(&recv));
   P2P_EXPECT_SUCCESS(MPI_Start(&send));
-  expect_library_class(MPI_Pready(kPartitions, send), PMPI_Pready(kPartitions, send), "MPI_Pready past the last");
-  expect_library_class(MPI_Pready_range(1, kPartitions + 3, send), PMPI_Pready_range(1, kPartitions + 3, send),
-                       "MPI_Pready_range past the last");
-  int negative[] = {-3};
-  expect_library_class(MPI_Pready_list(1, negative, send), PMPI_Pready_list(1, negative, send),
-                       "MPI_Pready_list of a negative partition");
-  int flag = 0;
-  expect_library_class(MPI_Parrived(recv, kPartitions + 1, &flag), PMPI_Parrived(recv, kPartitions + 1, &flag),
-                       "MPI_Parrived past the last");
+  // A library that took no partitions above checks no partition either (Open MPI 5.0): handed one
+  // past the last it writes out of bounds, so it is not asked, nor gddt, which hands it on.
+  if (library_checks) {
+    expect_library_class(MPI_Pready(kPartitions, send), PMPI_Pready(kPartitions, send), "MPI_Pready past the last");
+    expect_library_class(MPI_Pready_range(1, kPartitions + 3, send), PMPI_Pready_range(1, kPartitions + 3, send),
+                         "MPI_Pready_range past the last");
+    int negative[] = {-3};
+    expect_library_class(MPI_Pready_list(1, negative, send), PMPI_Pready_list(1, negative, send),
+                         "MPI_Pready_list of a negative partition");
+    int flag = 0;
+    expect_library_class(MPI_Parrived(recv, kPartitions + 1, &flag), PMPI_Parrived(recv, kPartitions + 1, &flag),
+                         "MPI_Parrived past the last");
+  } else if (context.rank == 0) {
+    std::printf("NOTE the library takes a partitioned request of no partitions: partitions out of range not tried\n");
+  }
   P2P_EXPECT_SUCCESS(MPI_Pready_range(0, kPartitions - 1, send));
   P2P_EXPECT_SUCCESS(MPI_Wait(&send, MPI_STATUS_IGNORE));
   P2P_EXPECT_SUCCESS(MPI_Wait(&recv, MPI_STATUS_IGNORE));
