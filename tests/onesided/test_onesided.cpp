@@ -228,12 +228,13 @@ void bad_arguments(const Context& context) {
 // What a window over memory gddt serves says of itself: the user's base, the flavor asked for, the
 // separate model; shared-memory windows refuse device memory.
 // Windows over device memory of every rank, all gddt processes of one node (as ctest and
-// gpu-check run them): reached through CUDA IPC unless switched off.
+// gpu-check run them), with GDDT_RMA_IPC=1: reached through CUDA IPC. Collective.
 bool reached_through_ipc(const Context& context) {
   const char* peers = std::getenv("GDDT_PEERS");
   const char* ipc = std::getenv("GDDT_RMA_IPC");
-  return context.memory == MemoryKind::kDevice && (peers == nullptr || std::string(peers) != "off") &&
-         (ipc == nullptr || std::string(ipc) != "0");
+  int device = context.memory == MemoryKind::kDevice, everywhere = 0;
+  MPI_Allreduce(&device, &everywhere, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  return everywhere && (peers == nullptr || std::string(peers) != "off") && ipc != nullptr && std::string(ipc) == "1";
 }
 
 void attributes(const Context& context) {
@@ -299,10 +300,11 @@ int main(int argc, char** argv) {
   suite.run("attributes", attributes);
   suite.run("bad_arguments", bad_arguments);
   suite.run("gddt_took_the_path", [&](const Context& context) {
+    const bool through_ipc = reached_through_ipc(context);
     if (context.memory != gddt_test::MemoryKind::kDevice && std::getenv("GDDT_RMA_HOST") == nullptr) return;
     expect(counter_value("rma.stand-ins") > stand_ins, "gddt's rma.stand-ins counter grew");
     expect(counter_value("rma.public-copies") > copies, "gddt's rma.public-copies counter grew");
-    if (reached_through_ipc(context))
+    if (through_ipc)
       expect(counter_value("rma.direct.calls") > direct_calls, "gddt's rma.direct.calls counter grew");
   });
   return suite.finish();
