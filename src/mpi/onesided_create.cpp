@@ -41,8 +41,10 @@ bool served_window_memory(const void* base, MPI_Aint size, memory::Kind* kind) {
 
 // The window the library made over `region`'s public copy, registered with what its attributes say.
 void register_window(MPI_Win win, Window::Flavor flavor, int flavor_attribute, void* base,
-                     std::unique_ptr<Region> region, std::unique_ptr<onesided::Direct> direct = nullptr) {
+                     std::unique_ptr<Region> region, std::unique_ptr<onesided::Direct> direct = nullptr,
+                     std::unique_ptr<onesided::SharedHostMemory> shared = nullptr) {
   auto window = std::make_shared<Window>(win, flavor);
+  window->shared_host = std::move(shared);
   window->base = base;
   window->flavor_attribute = flavor_attribute;
   if (direct) window->model_attribute = MPI_WIN_UNIFIED;
@@ -83,6 +85,7 @@ int allocate(Allocate library_allocate, MPI_Aint size, DispUnit disp_unit, MPI_I
   }
   memory::Kind kind;
   void* memory = nullptr;
+  std::unique_ptr<onesided::SharedHostMemory> shared;
   const auto bytes = static_cast<std::size_t>(size);
   if (device) {
     if (!gpu::available()) {
@@ -93,11 +96,19 @@ int allocate(Allocate library_allocate, MPI_Aint size, DispUnit disp_unit, MPI_I
     const Status allocated = gpu::device_alloc(kind.device, bytes, &memory);
     if (is_error(allocated)) return raise(comm, allocated);
   } else {
-    memory = std::malloc(bytes);
+    // Where the window may be shared, memory the other processes can map.
+    shared = onesided::SharedHostMemory::make(comm, size);
+    memory = shared ? shared->data() : std::malloc(bytes);
     if (memory == nullptr) return raise(comm, GDDT_ERR_NO_MEMORY);
   }
-  const auto release = [&] { device ? gpu::device_free(kind.device, memory) : std::free(memory); };
-  onesided::DirectCandidate candidate(comm, memory, size, disp_unit, kind);
+  const auto release = [&] {
+    if (device)
+      gpu::device_free(kind.device, memory);
+    else if (!shared)
+      std::free(memory);
+    shared.reset();
+  };
+  onesided::DirectCandidate candidate(comm, memory, size, disp_unit, kind, shared.get());
   void* library_copy = nullptr;
   const int rc = library_allocate(size, disp_unit, info, comm, &library_copy, win);
   if (rc != MPI_SUCCESS) {
@@ -110,10 +121,10 @@ int allocate(Allocate library_allocate, MPI_Aint size, DispUnit disp_unit, MPI_I
     release();
     return raise_on_window(*win, made);
   }
-  region->adopt_private();
+  if (!shared) region->adopt_private();
   *static_cast<void**>(baseptr) = memory;
   register_window(*win, Window::Flavor::kAllocate, MPI_WIN_FLAVOR_ALLOCATE, memory, std::move(region),
-                  onesided::Direct::settle(candidate, *win));
+                  onesided::Direct::settle(candidate, *win), std::move(shared));
   return MPI_SUCCESS;
 }
 

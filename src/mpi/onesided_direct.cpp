@@ -2,9 +2,14 @@
 // synchronization by gddt and its end. The data calls are in onesided_direct_ops.cpp.
 #include "mpi/onesided_direct.hpp"
 
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 
 #include "core/config.hpp"
@@ -23,21 +28,67 @@ constexpr int kCompleteTag = 2;
 
 }  // namespace
 
+std::unique_ptr<SharedHostMemory> SharedHostMemory::make(MPI_Comm comm, std::int64_t bytes) {
+  if (!config::settings().rma_ipc || !peers::agreed(comm) || bytes <= 0) return nullptr;
+  static std::atomic<unsigned> made{0};
+  std::unique_ptr<SharedHostMemory> memory(new SharedHostMemory);
+  std::snprintf(memory->name_, sizeof memory->name_, "/gddt-window-%u-%ld-%u", static_cast<unsigned>(getuid()),
+                static_cast<long>(getpid()), made.fetch_add(1));
+  const int fd = shm_open(memory->name_, O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0) return nullptr;
+  // The umask may have taken bits off; the mode others check is exactly 0600.
+  const bool sized = fchmod(fd, 0600) == 0 && ftruncate(fd, static_cast<off_t>(bytes)) == 0;
+  void* base = sized ? mmap(nullptr, static_cast<std::size_t>(bytes), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                     : MAP_FAILED;
+  close(fd);
+  if (base == MAP_FAILED) {
+    shm_unlink(memory->name_);
+    return nullptr;
+  }
+  memory->base_ = base;
+  memory->bytes_ = bytes;
+  return memory;
+}
+
+void* SharedHostMemory::map(const char* name, std::int64_t bytes) {
+  const int fd = shm_open(name, O_RDWR, 0);
+  if (fd < 0) return nullptr;
+  struct stat st {};
+  const bool ours = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid() &&
+                    (st.st_mode & 0777) == 0600 && st.st_size >= bytes;
+  void* base = ours ? mmap(nullptr, static_cast<std::size_t>(bytes), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                    : MAP_FAILED;
+  close(fd);
+  return base == MAP_FAILED ? nullptr : base;
+}
+
+void SharedHostMemory::unmap(void* base, std::int64_t bytes) { munmap(base, static_cast<std::size_t>(bytes)); }
+
+SharedHostMemory::~SharedHostMemory() {
+  unmap(base_, bytes_);
+  shm_unlink(name_);
+}
+
 DirectCandidate::DirectCandidate(MPI_Comm comm, void* base, std::int64_t bytes, std::int64_t disp_unit,
-                                 const memory::Kind& kind)
+                                 const memory::Kind& kind, const SharedHostMemory* shared)
     : comm_(comm) {
   key_ = peers::next_window_key(comm);
-  if (key_ == 0 || !config::settings().rma_ipc || kind.type != GDDT_MEMORY_DEVICE || bytes <= 0 || base == nullptr)
-    return;
-  gpu::IpcExport exported;
-  if (is_error(gpu::ipc_export(base, &exported))) return;
+  if (key_ == 0 || !config::settings().rma_ipc || bytes <= 0 || base == nullptr) return;
   peers::WindowMemory memory{};
-  std::memcpy(memory.handle, exported.handle, sizeof memory.handle);
-  memory.offset = reinterpret_cast<std::uintptr_t>(base) - exported.base;
   memory.bytes = bytes;
   memory.disp_unit = disp_unit;
+  if (shared != nullptr) {
+    memory.place = peers::WindowPlace::kSharedHost;
+    std::snprintf(memory.name, sizeof memory.name, "%s", shared->name());
+  } else {
+    gpu::IpcExport exported;
+    if (kind.type != GDDT_MEMORY_DEVICE || is_error(gpu::ipc_export(base, &exported))) return;
+    memory.place = peers::WindowPlace::kDevice;
+    std::memcpy(memory.handle, exported.handle, sizeof memory.handle);
+    memory.offset = reinterpret_cast<std::uintptr_t>(base) - exported.base;
+    device_ = kind.device >= 0 ? kind.device : exported.device;
+  }
   base_ = base;
-  device_ = kind.device >= 0 ? kind.device : exported.device;
   published_ = peers::publish_window(key_, memory);
 }
 
@@ -56,6 +107,7 @@ std::unique_ptr<Direct> Direct::settle(DirectCandidate& candidate, MPI_Win win) 
   direct->device_ = candidate.device_;
   PMPI_Comm_rank(candidate.comm_, &direct->rank_);
   int mapped = 1;
+  const peers::WindowPlace place = memory[static_cast<std::size_t>(direct->rank_)].place;
   {
     gpu::DeviceGuard guard(direct->device_);
     for (std::size_t i = 0; i < memory.size(); ++i) {
@@ -63,8 +115,15 @@ std::unique_ptr<Direct> Direct::settle(DirectCandidate& candidate, MPI_Win win) 
       member.bytes = memory[i].bytes;
       member.disp_unit = memory[i].disp_unit;
       member.locks = locks[i];
-      if (static_cast<int>(i) == direct->rank_) {
+      if (memory[i].place != place) {
+        mapped = 0;  // every member's memory must be where this process's moves reach it
+      } else if (static_cast<int>(i) == direct->rank_) {
         member.base = static_cast<char*>(candidate.base_);
+      } else if (place == peers::WindowPlace::kSharedHost) {
+        member.mapped_bytes = static_cast<std::int64_t>(memory[i].offset) + memory[i].bytes;
+        member.mapped = SharedHostMemory::map(memory[i].name, member.mapped_bytes);
+        if (member.mapped == nullptr) mapped = 0;
+        member.base = static_cast<char*>(member.mapped) + memory[i].offset;
       } else if (is_error(gpu::ipc_open(memory[i].handle, direct->device_, &member.mapped))) {
         mapped = 0;
       } else {
@@ -72,7 +131,8 @@ std::unique_ptr<Direct> Direct::settle(DirectCandidate& candidate, MPI_Win win) 
       }
       direct->members_.push_back(member);
     }
-    if (is_error(gpu::library_stream(direct->device_, &direct->stream_))) mapped = 0;
+    if (place == peers::WindowPlace::kDevice && is_error(gpu::library_stream(direct->device_, &direct->stream_)))
+      mapped = 0;
   }
   int everywhere = 0;
   const bool agreed = PMPI_Allreduce(&mapped, &everywhere, 1, MPI_INT, MPI_LAND, candidate.comm_) == MPI_SUCCESS &&
@@ -87,8 +147,13 @@ std::unique_ptr<Direct> Direct::settle(DirectCandidate& candidate, MPI_Win win) 
 }
 
 Direct::~Direct() {
-  for (const Member& member : members_)
-    if (member.mapped != nullptr) gpu::ipc_close(device_, member.mapped);
+  for (const Member& member : members_) {
+    if (member.mapped == nullptr) continue;
+    if (device_ >= 0)
+      gpu::ipc_close(device_, member.mapped);
+    else
+      SharedHostMemory::unmap(member.mapped, member.mapped_bytes);
+  }
   if (comm_ != MPI_COMM_NULL) {
     int finalized = 0;
     PMPI_Finalized(&finalized);
@@ -104,10 +169,16 @@ int Direct::raise_class(int error_class) {
 
 int Direct::raise_status(Status status) { return raise_on_window(win_, status); }
 
+// Also what the user queued on the legacy default stream: a cudaMemcpy from pageable memory into
+// the window may still be landing when it returns, and other processes read the window next.
 Status Direct::drain() {
+  if (device_ < 0) return GDDT_OK;
+  gpu::DeviceGuard guard(device_);
+  bool idle = false;
+  GDDT_CHECK(gpu::legacy_stream_idle(&idle));
+  if (!idle) GDDT_CHECK(gpu::stream_synchronize(gpu::legacy_stream()));
   if (!queued_) return GDDT_OK;
   queued_ = false;
-  gpu::DeviceGuard guard(device_);
   return gpu::stream_synchronize(stream_);
 }
 
@@ -147,6 +218,8 @@ int Direct::fence(int) {
 
 int Direct::post(MPI_Group group, int assert) {
   std::lock_guard<std::mutex> lock(mutex_);
+  const Status drained = drain();
+  if (is_error(drained)) return raise_status(drained);
   for (int origin : ranks_of(group)) {
     if (origin == MPI_UNDEFINED) return raise_class(MPI_ERR_GROUP);
     MPI_Request request = MPI_REQUEST_NULL;

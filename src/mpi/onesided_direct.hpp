@@ -29,12 +29,38 @@
 
 namespace gddt::mpi::onesided {
 
+// Host memory of MPI_Win_allocate (GDDT_RMA_HOST=gddt) that the other processes of the node can
+// map: a POSIX shared memory object of this user, mode 0600, unlinked when this goes.
+class SharedHostMemory {
+ public:
+  // Null where the window could not be shared (GDDT_RMA_IPC off, `comm` not agreed) or no object
+  // could be made: the caller allocates ordinary memory then.
+  static std::unique_ptr<SharedHostMemory> make(MPI_Comm comm, std::int64_t bytes);
+  // Maps another process's object; null unless it is this user's own, of mode 0600 and at least
+  // `bytes` long (its name can be guessed, so another user could have made it).
+  static void* map(const char* name, std::int64_t bytes);
+  static void unmap(void* base, std::int64_t bytes);
+  ~SharedHostMemory();
+  SharedHostMemory(const SharedHostMemory&) = delete;
+  SharedHostMemory& operator=(const SharedHostMemory&) = delete;
+  void* data() const { return base_; }
+  const char* name() const { return name_; }
+
+ private:
+  SharedHostMemory() = default;
+  void* base_ = nullptr;
+  std::int64_t bytes_ = 0;
+  char name_[protocol::peers::kWindowNameBytes] = {};
+};
+
 // What a window's creation asks before the library's call and settles after it.
 class DirectCandidate {
  public:
-  // Publishes `base` (of `kind`) where GDDT_RMA_IPC is on and `comm` is agreed; counts the window
-  // on `comm` in every case, as every member does.
-  DirectCandidate(MPI_Comm comm, void* base, std::int64_t bytes, std::int64_t disp_unit, const memory::Kind& kind);
+  // Publishes `base` (of `kind`; `shared` where it is host memory other processes can map) where
+  // GDDT_RMA_IPC is on and `comm` is agreed; counts the window on `comm` in every case, as every
+  // member does.
+  DirectCandidate(MPI_Comm comm, void* base, std::int64_t bytes, std::int64_t disp_unit, const memory::Kind& kind,
+                  const SharedHostMemory* shared = nullptr);
   ~DirectCandidate();
   DirectCandidate(const DirectCandidate&) = delete;
   DirectCandidate& operator=(const DirectCandidate&) = delete;
@@ -46,7 +72,7 @@ class DirectCandidate {
   std::uint64_t key_ = 0;
   bool published_ = false;
   void* base_ = nullptr;
-  int device_ = -1;
+  int device_ = -1;  // -1: host memory shared by name
 };
 
 class Direct {
@@ -88,13 +114,18 @@ class Direct {
  private:
   struct Member {
     char* base = nullptr;    // the member's window memory as this process addresses it
-    void* mapped = nullptr;  // what ipc_open returned (null for this process's own)
+    void* mapped = nullptr;  // what ipc_open or SharedHostMemory::map returned (null for this process's own)
+    std::int64_t mapped_bytes = 0;
     std::int64_t bytes = 0;
     std::int64_t disp_unit = 1;
     protocol::peers::WindowLocks locks;
     std::uint32_t held = 0;  // the passive lock this process holds on it (0, 1 shared, kExclusiveHolder)
   };
   Direct() = default;
+  // Where the members' memory is, as this process's kernels or CPU reach it.
+  memory::Kind window_kind() const {
+    return device_ >= 0 ? memory::Kind{GDDT_MEMORY_DEVICE, device_} : memory::Kind{};
+  }
   // The target memory of `count` elements of `datatype` at `disp`, checked to lie in the member's
   // window (MPI_ERR_RMA_RANGE otherwise).
   int target_memory(int target, MPI_Aint disp, std::int64_t count, MPI_Datatype datatype, char** at);

@@ -48,12 +48,6 @@ MPI_Datatype basic_of(MPI_Datatype datatype, int depth = 0) {
   return basic_of(contents.types[0], depth + 1);
 }
 
-memory::Kind kind_of(const void* buffer) {
-  memory::Kind kind;
-  if (buffer == nullptr || is_error(memory::classify(buffer, &kind))) kind = memory::Kind{};
-  return kind;
-}
-
 // Holds an accumulate lock word for the life of the object.
 class Held {
  public:
@@ -88,13 +82,21 @@ int Direct::target_memory(int target, MPI_Aint disp, std::int64_t count, MPI_Dat
 
 namespace {
 
-// `count` elements of `datatype` at `buffer`, of the memory it is in (`kind` where given).
+// `count` elements of `datatype` at `buffer`, of the memory it is in (`kind` where given). The
+// memory is that of the first byte the elements touch: `buffer` itself may lie outside the
+// allocation (a datatype whose lower bound is far from 0).
 Status message_of(const void* buffer, std::int64_t count, MPI_Datatype datatype, Message* message,
                   const memory::Kind* kind = nullptr) {
   GDDT_CHECK(resolve_datatype(datatype, &message->layout));
   message->count = count;
   message->buffer = const_cast<void*>(buffer);
-  message->kind = kind != nullptr ? *kind : kind_of(buffer);
+  if (kind != nullptr) {
+    message->kind = *kind;
+  } else if (buffer != nullptr && count > 0) {
+    GDDT_CHECK(classify_typed(datatype, static_cast<const char*>(buffer) + message->layout->span_lb(count),
+                              &message->kind));
+    if (message->kind.is_device() && message->kind.device < 0) message->kind.device = gpu::current_device();
+  }
   return GDDT_OK;
 }
 
@@ -129,16 +131,19 @@ Status move_bytes(const Message& from, const Message& to, std::int64_t bytes, in
       return GDDT_OK;
     }
   }
-  if (*queued) GDDT_CHECK(gpu::stream_synchronize(stream));
+  // Through scratch: of this GPU where there is one (waited for between the two moves, which
+  // may run on other lanes), else host memory on both sides.
+  const auto wait = [stream] { return stream != nullptr ? gpu::stream_synchronize(stream) : GDDT_OK; };
+  if (*queued) GDDT_CHECK(wait());
   *queued = false;
   protocol::Staging scratch;
   GDDT_CHECK(scratch.acquire(device, bytes));
   GDDT_CHECK(protocol::pack(read, from.buffer, from.kind, scratch.data(), scratch.kind(), stream,
                             protocol::choose(from.kind, scratch.kind(), bytes)));
-  GDDT_CHECK(gpu::stream_synchronize(stream));
+  GDDT_CHECK(wait());
   GDDT_CHECK(protocol::unpack(written, to.buffer, to.kind, scratch.data(), scratch.kind(), stream,
                               protocol::choose(to.kind, scratch.kind(), bytes)));
-  return gpu::stream_synchronize(stream);
+  return wait();
 }
 
 }  // namespace
@@ -149,10 +154,10 @@ int Direct::put(const void* origin, std::int64_t origin_count, MPI_Datatype orig
   char* at = nullptr;
   const int rc = target_memory(target, disp, target_count, target_type, &at);
   if (rc != MPI_SUCCESS) return rc;
-  const memory::Kind window_kind{GDDT_MEMORY_DEVICE, device_};
+  const memory::Kind where = window_kind();
   Message from, to;
   Status status = message_of(origin, origin_count, origin_type, &from);
-  if (!is_error(status)) status = message_of(at, target_count, target_type, &to, &window_kind);
+  if (!is_error(status)) status = message_of(at, target_count, target_type, &to, &where);
   if (is_error(status)) return raise_status(status);
   if (from.bytes() != to.bytes()) return raise_class(MPI_ERR_TYPE);
   std::lock_guard<std::mutex> lock(mutex_);
@@ -167,9 +172,9 @@ int Direct::get(void* origin, std::int64_t origin_count, MPI_Datatype origin_typ
   char* at = nullptr;
   const int rc = target_memory(target, disp, target_count, target_type, &at);
   if (rc != MPI_SUCCESS) return rc;
-  const memory::Kind window_kind{GDDT_MEMORY_DEVICE, device_};
+  const memory::Kind where = window_kind();
   Message from, to;
-  Status status = message_of(at, target_count, target_type, &from, &window_kind);
+  Status status = message_of(at, target_count, target_type, &from, &where);
   if (!is_error(status)) status = message_of(origin, origin_count, origin_type, &to);
   if (is_error(status)) return raise_status(status);
   if (from.bytes() != to.bytes()) return raise_class(MPI_ERR_TYPE);
@@ -187,10 +192,10 @@ int Direct::accumulate(const void* origin, std::int64_t origin_count, MPI_Dataty
   char* at = nullptr;
   int rc = target_memory(target, disp, target_count, target_type, &at);
   if (rc != MPI_SUCCESS) return rc;
-  const memory::Kind window_kind{GDDT_MEMORY_DEVICE, device_};
+  const memory::Kind where = window_kind();
   const memory::Kind host{};
   Message window, given, fetched, compared;
-  Status status = message_of(at, target_count, target_type, &window, &window_kind);
+  Status status = message_of(at, target_count, target_type, &window, &where);
   const bool reads_origin = op != MPI_NO_OP || compare != nullptr;
   if (!is_error(status) && reads_origin) status = message_of(origin, origin_count, origin_type, &given);
   if (!is_error(status) && result != nullptr) status = message_of(result, result_count, result_type, &fetched);

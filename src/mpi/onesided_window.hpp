@@ -117,6 +117,8 @@ class Window {
   // Set where every member reaches the others' memory through CUDA IPC: every call of the window
   // is then the direct window's, and its region's public copy stays as the library got it.
   std::unique_ptr<Direct> direct;
+  // MPI_Win_allocate's host memory where other processes could map it (the private copy).
+  std::unique_ptr<SharedHostMemory> shared_host;
 
   void add_region(std::unique_ptr<Region> region);
   int region_count();

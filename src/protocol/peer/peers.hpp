@@ -135,9 +135,15 @@ void progress();
 // the library's window creation, which no member leaves before every member entered it; after it,
 // every member finds all the others' memory or decides alike that the window is not shared.
 
-// What a member publishes of its window memory.
+// What a member publishes of its window memory: device memory as CUDA IPC exports it, or host
+// memory gddt allocated as a POSIX shared memory object of this user (MPI_Win_allocate with
+// GDDT_RMA_HOST=gddt), which other processes map by its name.
+enum class WindowPlace : std::int32_t { kDevice = 1, kSharedHost = 2 };
+constexpr std::size_t kWindowNameBytes = 64;
 struct WindowMemory {
-  unsigned char handle[gpu::kIpcHandleBytes];  // CUDA IPC export of the allocation holding it
+  WindowPlace place;
+  unsigned char handle[gpu::kIpcHandleBytes];  // kDevice: the export of the allocation holding it
+  char name[kWindowNameBytes];                 // kSharedHost: the object's name
   std::uint64_t offset;                        // of the window's first byte in that allocation
   std::int64_t bytes;
   std::int64_t disp_unit;
