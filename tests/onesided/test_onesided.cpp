@@ -225,21 +225,27 @@ void bad_arguments(const Context& context) {
   MPI_Type_free(&uncommitted);
 }
 
-// What a window over memory gddt serves says of itself: the user's base, the flavor asked for, the
-// separate model; shared-memory windows refuse device memory.
-// Windows over device memory of every rank, all gddt processes of one node (as ctest and
-// gpu-check run them), with GDDT_RMA_IPC=1: reached through CUDA IPC. Collective.
-bool reached_through_ipc(const Context& context) {
-  const char* peers = std::getenv("GDDT_PEERS");
+// Whether windows take gddt's way through CUDA IPC or shared memory (GDDT_RMA_IPC=1, the peer
+// protocol agreed on the communicators): windows over device memory of every rank, and host
+// windows that gddt allocates (MPI_Win_allocate with GDDT_RMA_HOST=gddt). Collective.
+enum class Shared { kNone, kAllocatedOnly, kEvery };
+Shared shared_windows(const Context& context) {
   const char* ipc = std::getenv("GDDT_RMA_IPC");
-  int device = context.memory == MemoryKind::kDevice, everywhere = 0;
-  MPI_Allreduce(&device, &everywhere, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-  return everywhere && (peers == nullptr || std::string(peers) != "off") && ipc != nullptr && std::string(ipc) == "1";
+  const char* rma_host = std::getenv("GDDT_RMA_HOST");
+  int kinds[2] = {context.memory == MemoryKind::kDevice, context.memory == MemoryKind::kHost};
+  MPI_Allreduce(MPI_IN_PLACE, kinds, 2, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  if (ipc == nullptr || std::string(ipc) != "1" || gddt_test::p2p::counter_value("peer.agreed.comms") <= 0)
+    return Shared::kNone;
+  if (kinds[0]) return Shared::kEvery;
+  return kinds[1] && rma_host != nullptr && std::string(rma_host) == "gddt" ? Shared::kAllocatedOnly : Shared::kNone;
 }
 
+// What a window over memory gddt serves says of itself: the user's base, the flavor asked for, the
+// separate model (unified where every member reaches the others' memory); shared-memory windows
+// refuse device memory.
 void attributes(const Context& context) {
   const bool served = context.memory == MemoryKind::kDevice || std::getenv("GDDT_RMA_HOST") != nullptr;
-  const int model_served = reached_through_ipc(context) ? MPI_WIN_UNIFIED : MPI_WIN_SEPARATE;
+  const int model_served = shared_windows(context) == Shared::kEvery ? MPI_WIN_UNIFIED : MPI_WIN_SEPARATE;
   Buffer memory(context.memory, 256);
   MPI_Win win;
   MPI_Win_create(memory.data(), 256, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
@@ -300,11 +306,11 @@ int main(int argc, char** argv) {
   suite.run("attributes", attributes);
   suite.run("bad_arguments", bad_arguments);
   suite.run("gddt_took_the_path", [&](const Context& context) {
-    const bool through_ipc = reached_through_ipc(context);
+    const bool shared = shared_windows(context) != Shared::kNone;
     if (context.memory != gddt_test::MemoryKind::kDevice && std::getenv("GDDT_RMA_HOST") == nullptr) return;
     expect(counter_value("rma.stand-ins") > stand_ins, "gddt's rma.stand-ins counter grew");
     expect(counter_value("rma.public-copies") > copies, "gddt's rma.public-copies counter grew");
-    if (through_ipc)
+    if (shared)
       expect(counter_value("rma.direct.calls") > direct_calls, "gddt's rma.direct.calls counter grew");
   });
   return suite.finish();
