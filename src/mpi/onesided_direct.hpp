@@ -87,9 +87,14 @@ class Direct {
   // The one-sided calls (MPI return codes; the window's error handler has run on errors).
   // `request`: a request-based call's, returned complete.
   int put(const void* origin, std::int64_t origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp,
-          std::int64_t target_count, MPI_Datatype target_type, MPI_Request* request);
+          std::int64_t target_count, MPI_Datatype target_type, MPI_Request* request) {
+    return move(true, const_cast<void*>(origin), origin_count, origin_type, target, disp, target_count, target_type,
+                request);
+  }
   int get(void* origin, std::int64_t origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp,
-          std::int64_t target_count, MPI_Datatype target_type, MPI_Request* request);
+          std::int64_t target_count, MPI_Datatype target_type, MPI_Request* request) {
+    return move(false, origin, origin_count, origin_type, target, disp, target_count, target_type, request);
+  }
   // Accumulate (result null), Get_accumulate, Fetch_and_op; `compare` set: Compare_and_swap.
   int accumulate(const void* origin, std::int64_t origin_count, MPI_Datatype origin_type, void* result,
                  std::int64_t result_count, MPI_Datatype result_type, int target, MPI_Aint disp,
@@ -122,6 +127,9 @@ class Direct {
     std::uint32_t held = 0;  // the passive lock this process holds on it (0, 1 shared, kExclusiveHolder)
   };
   Direct() = default;
+  // Put (to_target) or Get: the bytes of `origin_count` elements at `origin` and of the target's.
+  int move(bool to_target, void* origin, std::int64_t origin_count, MPI_Datatype origin_type, int target,
+           MPI_Aint disp, std::int64_t target_count, MPI_Datatype target_type, MPI_Request* request);
   // Where the members' memory is, as this process's kernels or CPU reach it.
   memory::Kind window_kind() const {
     return device_ >= 0 ? memory::Kind{GDDT_MEMORY_DEVICE, device_} : memory::Kind{};

@@ -148,38 +148,21 @@ Status move_bytes(const Message& from, const Message& to, std::int64_t bytes, in
 
 }  // namespace
 
-int Direct::put(const void* origin, std::int64_t origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp,
-                std::int64_t target_count, MPI_Datatype target_type, MPI_Request* request) {
+int Direct::move(bool to_target, void* origin, std::int64_t origin_count, MPI_Datatype origin_type, int target,
+                 MPI_Aint disp, std::int64_t target_count, MPI_Datatype target_type, MPI_Request* request) {
   if (target == MPI_PROC_NULL) return completed(request);
   char* at = nullptr;
   const int rc = target_memory(target, disp, target_count, target_type, &at);
   if (rc != MPI_SUCCESS) return rc;
   const memory::Kind where = window_kind();
-  Message from, to;
-  Status status = message_of(origin, origin_count, origin_type, &from);
-  if (!is_error(status)) status = message_of(at, target_count, target_type, &to, &where);
+  Message theirs, ours;
+  Status status = message_of(at, target_count, target_type, &theirs, &where);
+  if (!is_error(status)) status = message_of(origin, origin_count, origin_type, &ours);
   if (is_error(status)) return raise_status(status);
-  if (from.bytes() != to.bytes()) return raise_class(MPI_ERR_TYPE);
+  if (theirs.bytes() != ours.bytes()) return raise_class(MPI_ERR_TYPE);
   std::lock_guard<std::mutex> lock(mutex_);
-  status = move_bytes(from, to, to.bytes(), device_, stream_, &queued_);
-  if (!is_error(status) && request != nullptr) status = drain();
-  return is_error(status) ? raise_status(status) : completed(request);
-}
-
-int Direct::get(void* origin, std::int64_t origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp,
-                std::int64_t target_count, MPI_Datatype target_type, MPI_Request* request) {
-  if (target == MPI_PROC_NULL) return completed(request);
-  char* at = nullptr;
-  const int rc = target_memory(target, disp, target_count, target_type, &at);
-  if (rc != MPI_SUCCESS) return rc;
-  const memory::Kind where = window_kind();
-  Message from, to;
-  Status status = message_of(at, target_count, target_type, &from, &where);
-  if (!is_error(status)) status = message_of(origin, origin_count, origin_type, &to);
-  if (is_error(status)) return raise_status(status);
-  if (from.bytes() != to.bytes()) return raise_class(MPI_ERR_TYPE);
-  std::lock_guard<std::mutex> lock(mutex_);
-  status = move_bytes(from, to, to.bytes(), device_, stream_, &queued_);
+  status = to_target ? move_bytes(ours, theirs, ours.bytes(), device_, stream_, &queued_)
+                     : move_bytes(theirs, ours, ours.bytes(), device_, stream_, &queued_);
   if (!is_error(status) && request != nullptr) status = drain();
   return is_error(status) ? raise_status(status) : completed(request);
 }
