@@ -117,6 +117,9 @@ int allocate(Allocate library_allocate, MPI_Aint size, DispUnit disp_unit, MPI_I
   }
   std::unique_ptr<Region> region;
   const Status made = Region::make(memory, size, kind, &region, library_copy);
+  // Every member that published settles, this one too where it cannot go on.
+  std::unique_ptr<onesided::Direct> direct = onesided::Direct::settle(candidate, *win, !is_error(made));
+  if (shared) shared->unlink();  // mapped by every member now, or by none ever
   if (is_error(made)) {
     release();
     return raise_on_window(*win, made);
@@ -124,7 +127,7 @@ int allocate(Allocate library_allocate, MPI_Aint size, DispUnit disp_unit, MPI_I
   if (!shared) region->adopt_private();
   *static_cast<void**>(baseptr) = memory;
   register_window(*win, Window::Flavor::kAllocate, MPI_WIN_FLAVOR_ALLOCATE, memory, std::move(region),
-                  onesided::Direct::settle(candidate, *win), std::move(shared));
+                  std::move(direct), std::move(shared));
   return MPI_SUCCESS;
 }
 

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -36,15 +37,15 @@ std::unique_ptr<SharedHostMemory> SharedHostMemory::make(MPI_Comm comm, std::int
                 static_cast<long>(getpid()), made.fetch_add(1));
   const int fd = shm_open(memory->name_, O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0) return nullptr;
-  // The umask may have taken bits off; the mode others check is exactly 0600.
-  const bool sized = fchmod(fd, 0600) == 0 && ftruncate(fd, static_cast<off_t>(bytes)) == 0;
+  memory->linked_ = true;
+  // The umask may have taken bits off; the mode others check is exactly 0600. The pages are taken
+  // now: a full /dev/shm fails here, where ordinary memory serves instead, not at a first store.
+  const bool sized = fchmod(fd, 0600) == 0 && ftruncate(fd, static_cast<off_t>(bytes)) == 0 &&
+                     posix_fallocate(fd, 0, static_cast<off_t>(bytes)) == 0;
   void* base = sized ? mmap(nullptr, static_cast<std::size_t>(bytes), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
                      : MAP_FAILED;
   close(fd);
-  if (base == MAP_FAILED) {
-    shm_unlink(memory->name_);
-    return nullptr;
-  }
+  if (base == MAP_FAILED) return nullptr;
   memory->base_ = base;
   memory->bytes_ = bytes;
   return memory;
@@ -64,16 +65,21 @@ void* SharedHostMemory::map(const char* name, std::int64_t bytes) {
 
 void SharedHostMemory::unmap(void* base, std::int64_t bytes) { munmap(base, static_cast<std::size_t>(bytes)); }
 
+void SharedHostMemory::unlink() {
+  if (linked_) shm_unlink(name_);
+  linked_ = false;
+}
+
 SharedHostMemory::~SharedHostMemory() {
-  unmap(base_, bytes_);
-  shm_unlink(name_);
+  if (base_ != nullptr) unmap(base_, bytes_);
+  unlink();
 }
 
 DirectCandidate::DirectCandidate(MPI_Comm comm, void* base, std::int64_t bytes, std::int64_t disp_unit,
                                  const memory::Kind& kind, const SharedHostMemory* shared)
     : comm_(comm) {
-  key_ = peers::next_window_key(comm);
-  if (key_ == 0 || !config::settings().rma_ipc || bytes <= 0 || base == nullptr) return;
+  window_ = peers::next_window(comm);
+  if (window_ == 0 || !config::settings().rma_ipc || bytes <= 0 || base == nullptr) return;
   peers::WindowMemory memory{};
   memory.bytes = bytes;
   memory.disp_unit = disp_unit;
@@ -89,24 +95,25 @@ DirectCandidate::DirectCandidate(MPI_Comm comm, void* base, std::int64_t bytes, 
     device_ = kind.device >= 0 ? kind.device : exported.device;
   }
   base_ = base;
-  published_ = peers::publish_window(key_, memory);
+  published_ = peers::publish_window(comm, window_, memory, &key_);
 }
 
 DirectCandidate::~DirectCandidate() {
   if (published_) peers::withdraw_window(key_);
 }
 
-std::unique_ptr<Direct> Direct::settle(DirectCandidate& candidate, MPI_Win win) {
+std::unique_ptr<Direct> Direct::settle(DirectCandidate& candidate, MPI_Win win, bool usable) {
   std::vector<peers::WindowMemory> memory;
   std::vector<peers::WindowLocks> locks;
-  if (!candidate.published_ || !peers::shared_window(candidate.comm_, candidate.key_, &memory, &locks)) return nullptr;
+  if (!candidate.published_ || !peers::shared_window(candidate.comm_, candidate.window_, &memory, &locks))
+    return nullptr;
   // Every member published, so every member is here: they may now talk on the communicator.
   std::unique_ptr<Direct> direct(new Direct);
   direct->win_ = win;
   direct->key_ = candidate.key_;
   direct->device_ = candidate.device_;
   PMPI_Comm_rank(candidate.comm_, &direct->rank_);
-  int mapped = 1;
+  int mapped = usable ? 1 : 0;
   const peers::WindowPlace place = memory[static_cast<std::size_t>(direct->rank_)].place;
   {
     gpu::DeviceGuard guard(direct->device_);
@@ -134,9 +141,11 @@ std::unique_ptr<Direct> Direct::settle(DirectCandidate& candidate, MPI_Win win) 
     if (place == peers::WindowPlace::kDevice && is_error(gpu::library_stream(direct->device_, &direct->stream_)))
       mapped = 0;
   }
+  // A split, not a duplicate: no attribute of the user's is copied onto gddt's communicator.
   int everywhere = 0;
   const bool agreed = PMPI_Allreduce(&mapped, &everywhere, 1, MPI_INT, MPI_LAND, candidate.comm_) == MPI_SUCCESS &&
-                      everywhere && PMPI_Comm_dup(candidate.comm_, &direct->comm_) == MPI_SUCCESS;
+                      everywhere &&
+                      PMPI_Comm_split(candidate.comm_, 0, direct->rank_, &direct->comm_) == MPI_SUCCESS;
   if (!agreed) {
     GDDT_LOG(kInfo, "a window over device memory is not reached through CUDA IPC: a member could not map another's");
     return nullptr;  // ~Direct closes the mappings; the candidate withdraws its cell
@@ -194,7 +203,15 @@ std::vector<int> Direct::ranks_of(MPI_Group group) {
   return ranks;
 }
 
-// Waits in turn with gddt's held work, as every blocking call does.
+// Every process waiting for a word of another's must let the library progress too: the holder may
+// be blocked on a message of this process's (MPI's progress rule).
+void Direct::progress_while_waiting() {
+  int flag = 0;
+  PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &flag, MPI_STATUS_IGNORE);
+  protocol::requests::progress_detached();
+  sched_yield();
+}
+
 void Direct::acquire(std::atomic<std::uint32_t>* word, std::uint32_t holder) {
   for (;;) {
     std::uint32_t seen = word->load(std::memory_order_relaxed);
@@ -204,8 +221,7 @@ void Direct::acquire(std::atomic<std::uint32_t>* word, std::uint32_t holder) {
                word->compare_exchange_weak(seen, seen + holder, std::memory_order_acquire)) {
       return;
     }
-    protocol::requests::progress_detached();
-    sched_yield();
+    progress_while_waiting();
   }
 }
 
@@ -218,10 +234,13 @@ int Direct::fence(int) {
 
 int Direct::post(MPI_Group group, int assert) {
   std::lock_guard<std::mutex> lock(mutex_);
+  const std::vector<int> origins = ranks_of(group);
+  for (int origin : origins)
+    if (origin == MPI_UNDEFINED) return kLibraryJudges;
+  if (exposing_) return kLibraryJudges;
   const Status drained = drain();
   if (is_error(drained)) return raise_status(drained);
-  for (int origin : ranks_of(group)) {
-    if (origin == MPI_UNDEFINED) return raise_class(MPI_ERR_GROUP);
+  for (int origin : origins) {
     MPI_Request request = MPI_REQUEST_NULL;
     if ((assert & MPI_MODE_NOCHECK) == 0) {
       PMPI_Isend(nullptr, 0, MPI_BYTE, origin, kPostTag, comm_, &request);
@@ -230,49 +249,67 @@ int Direct::post(MPI_Group group, int assert) {
     PMPI_Irecv(nullptr, 0, MPI_BYTE, origin, kCompleteTag, comm_, &request);
     exposure_.push_back(request);
   }
+  exposing_ = true;
   return MPI_SUCCESS;
 }
 
 int Direct::start(MPI_Group group, int assert) {
   std::lock_guard<std::mutex> lock(mutex_);
-  access_group_ = ranks_of(group);
-  for (int target : access_group_) {
-    if (target == MPI_UNDEFINED) return raise_class(MPI_ERR_GROUP);
+  const std::vector<int> targets = ranks_of(group);
+  for (int target : targets)
+    if (target == MPI_UNDEFINED) return kLibraryJudges;
+  if (accessing_) return kLibraryJudges;
+  for (int target : targets) {
     if ((assert & MPI_MODE_NOCHECK) == 0 &&
         PMPI_Recv(nullptr, 0, MPI_BYTE, target, kPostTag, comm_, MPI_STATUS_IGNORE) != MPI_SUCCESS)
       return raise_class(MPI_ERR_OTHER);
   }
+  access_group_ = targets;
+  accessing_ = true;
   return MPI_SUCCESS;
 }
 
 int Direct::complete() {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!accessing_) return kLibraryJudges;
   const Status drained = drain();
   if (is_error(drained)) return raise_status(drained);
   for (int target : access_group_)
     if (PMPI_Send(nullptr, 0, MPI_BYTE, target, kCompleteTag, comm_) != MPI_SUCCESS) return raise_class(MPI_ERR_OTHER);
   access_group_.clear();
+  accessing_ = false;
   return MPI_SUCCESS;
 }
 
 int Direct::wait() {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!exposing_) return kLibraryJudges;
   const int rc = PMPI_Waitall(static_cast<int>(exposure_.size()), exposure_.data(), MPI_STATUSES_IGNORE);
   exposure_.clear();
+  exposing_ = false;
   return rc == MPI_SUCCESS ? MPI_SUCCESS : raise_class(MPI_ERR_OTHER);
 }
 
 int Direct::test(int* flag) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!exposing_ || flag == nullptr) return kLibraryJudges;
   if (PMPI_Testall(static_cast<int>(exposure_.size()), exposure_.data(), flag, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
     return raise_class(MPI_ERR_OTHER);
-  if (*flag) exposure_.clear();
+  if (*flag) {
+    exposure_.clear();
+    exposing_ = false;
+  }
   return MPI_SUCCESS;
 }
 
 int Direct::lock(int lock_type, int rank, int assert) {
-  if (rank < 0 || rank >= static_cast<int>(members_.size())) return raise_class(MPI_ERR_RANK);
+  if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  if (rank < 0 || rank >= static_cast<int>(members_.size()) ||
+      (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE))
+    return kLibraryJudges;
   Member& member = members_[static_cast<std::size_t>(rank)];
+  if (member.locked || locked_all_) return kLibraryJudges;
+  member.locked = true;
   if ((assert & MPI_MODE_NOCHECK) != 0) return MPI_SUCCESS;
   const std::uint32_t holder = lock_type == MPI_LOCK_EXCLUSIVE ? peers::kExclusiveHolder : 1;
   acquire(member.locks.passive, holder);
@@ -281,7 +318,10 @@ int Direct::lock(int lock_type, int rank, int assert) {
 }
 
 int Direct::unlock(int rank) {
-  if (rank < 0 || rank >= static_cast<int>(members_.size())) return raise_class(MPI_ERR_RANK);
+  if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  if (rank < 0 || rank >= static_cast<int>(members_.size()) || !members_[static_cast<std::size_t>(rank)].locked ||
+      locked_all_)
+    return kLibraryJudges;
   Status drained = GDDT_OK;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -290,10 +330,15 @@ int Direct::unlock(int rank) {
   Member& member = members_[static_cast<std::size_t>(rank)];
   if (member.held != 0) member.locks.passive->fetch_sub(member.held, std::memory_order_release);
   member.held = 0;
+  member.locked = false;
   return is_error(drained) ? raise_status(drained) : MPI_SUCCESS;
 }
 
 int Direct::lock_all(int assert) {
+  if (locked_all_) return kLibraryJudges;
+  for (const Member& member : members_)
+    if (member.locked) return kLibraryJudges;
+  locked_all_ = true;
   if ((assert & MPI_MODE_NOCHECK) != 0) return MPI_SUCCESS;
   for (Member& member : members_) {
     acquire(member.locks.passive, 1);
@@ -303,15 +348,28 @@ int Direct::lock_all(int assert) {
 }
 
 int Direct::unlock_all() {
-  int rc = MPI_SUCCESS;
-  for (int rank = 0; rank < static_cast<int>(members_.size()); ++rank) {
-    const int released = unlock(rank);
-    if (rc == MPI_SUCCESS) rc = released;
+  if (!locked_all_) return kLibraryJudges;
+  Status drained = GDDT_OK;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    drained = drain();
   }
-  return rc;
+  for (Member& member : members_) {
+    if (member.held != 0) member.locks.passive->fetch_sub(member.held, std::memory_order_release);
+    member.held = 0;
+  }
+  locked_all_ = false;
+  return is_error(drained) ? raise_status(drained) : MPI_SUCCESS;
 }
 
-int Direct::flush() {
+int Direct::flush(int target) {
+  const bool any_locked = locked_all_ || std::any_of(members_.begin(), members_.end(),
+                                                     [](const Member& member) { return member.locked; });
+  if (target == MPI_ANY_SOURCE ? !any_locked
+                               : target != MPI_PROC_NULL &&
+                                     (target < 0 || target >= static_cast<int>(members_.size()) ||
+                                      !(locked_all_ || members_[static_cast<std::size_t>(target)].locked)))
+    return kLibraryJudges;
   std::lock_guard<std::mutex> lock(mutex_);
   const Status drained = drain();
   std::atomic_thread_fence(std::memory_order_seq_cst);

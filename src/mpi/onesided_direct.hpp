@@ -18,8 +18,10 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "core/gpu.hpp"
@@ -45,11 +47,14 @@ class SharedHostMemory {
   SharedHostMemory& operator=(const SharedHostMemory&) = delete;
   void* data() const { return base_; }
   const char* name() const { return name_; }
+  // Once every member mapped it, or none will: the name goes, the memory stays.
+  void unlink();
 
  private:
   SharedHostMemory() = default;
   void* base_ = nullptr;
   std::int64_t bytes_ = 0;
+  bool linked_ = false;
   char name_[protocol::peers::kWindowNameBytes] = {};
 };
 
@@ -69,7 +74,8 @@ class DirectCandidate {
  private:
   friend class Direct;
   MPI_Comm comm_;
-  std::uint64_t key_ = 0;
+  std::uint64_t window_ = 0;  // the count of windows made on comm_ (peers::next_window)
+  std::uint64_t key_ = 0;     // of this process's cell
   bool published_ = false;
   void* base_ = nullptr;
   int device_ = -1;  // -1: host memory shared by name
@@ -78,8 +84,13 @@ class DirectCandidate {
 class Direct {
  public:
   // After the library made the window `win`: the direct window where every member published,
-  // else null (alike on every member). The candidate's cell then stays until free().
-  static std::unique_ptr<Direct> settle(DirectCandidate& candidate, MPI_Win win);
+  // else null (alike on every member). The candidate's cell then stays until free(). A member
+  // that published but cannot go on (`usable` false) still takes part, so that none waits.
+  static std::unique_ptr<Direct> settle(DirectCandidate& candidate, MPI_Win win, bool usable = true);
+  // What a call returns where it is erroneous: the caller hands it to the library, on the
+  // library's window, which no call of this window reaches otherwise, for the library's own error
+  // class (an epoch the window is not in, a negative count, an operation MPI does not define).
+  static constexpr int kLibraryJudges = -1;
   ~Direct();
   Direct(const Direct&) = delete;
   Direct& operator=(const Direct&) = delete;
@@ -111,7 +122,9 @@ class Direct {
   int unlock(int rank);
   int lock_all(int assert);
   int unlock_all();
-  int flush();  // every flush form: this process's queued work is its only outstanding work
+  // Every flush form (target MPI_ANY_SOURCE: the _all forms), and MPI_Win_sync (target
+  // MPI_PROC_NULL): this process's queued work is its only outstanding work.
+  int flush(int target);
   // MPI_Win_free's part before the library's: completes everything, waits for every member, and
   // lets go of the mapped memory.
   int free();
@@ -125,6 +138,7 @@ class Direct {
     std::int64_t disp_unit = 1;
     protocol::peers::WindowLocks locks;
     std::uint32_t held = 0;  // the passive lock this process holds on it (0, 1 shared, kExclusiveHolder)
+    bool locked = false;     // in a passive-target epoch on it (held, or MPI_MODE_NOCHECK)
   };
   Direct() = default;
   // Put (to_target) or Get: the bytes of `origin_count` elements at `origin` and of the target's.
@@ -143,6 +157,10 @@ class Direct {
   Status drain();
   std::vector<int> ranks_of(MPI_Group group);
   void acquire(std::atomic<std::uint32_t>* word, std::uint32_t holder);
+  // Between tries of a word another process holds: the library's progress and gddt's.
+  void progress_while_waiting();
+  // Whether the arguments of a data call are ones gddt moves (else kLibraryJudges).
+  bool valid(int target, std::initializer_list<std::pair<std::int64_t, MPI_Datatype>> buffers, MPI_Op op);
 
   MPI_Win win_ = MPI_WIN_NULL;
   MPI_Comm comm_ = MPI_COMM_NULL;  // a duplicate of the window's, for synchronization
@@ -154,7 +172,10 @@ class Direct {
   bool queued_ = false;
   std::vector<Member> members_;
   std::vector<int> access_group_;          // of the current access epoch (start..complete)
+  bool accessing_ = false;
   std::vector<MPI_Request> exposure_;      // the post's sends and the complete messages awaited
+  bool exposing_ = false;
+  bool locked_all_ = false;
 };
 
 }  // namespace gddt::mpi::onesided

@@ -1,8 +1,7 @@
 // The data calls of windows reached through CUDA IPC (onesided_direct.hpp): moving bytes between
 // an origin's layout and a target's mapped memory, and accumulating calls under the target's
 // accumulate lock with the library's own arithmetic.
-#include <sched.h>
-
+#include <climits>
 #include <cstring>
 #include <vector>
 
@@ -48,27 +47,27 @@ MPI_Datatype basic_of(MPI_Datatype datatype, int depth = 0) {
   return basic_of(contents.types[0], depth + 1);
 }
 
-// Holds an accumulate lock word for the life of the object.
-class Held {
- public:
-  explicit Held(std::atomic<std::uint32_t>* word) : word_(word) {
-    for (std::uint32_t idle = 0; !word_->compare_exchange_weak(idle, 1, std::memory_order_acquire); idle = 0) {
-      protocol::requests::progress_detached();
-      sched_yield();
-    }
-  }
-  ~Held() { word_->store(0, std::memory_order_release); }
-  Held(const Held&) = delete;
-  Held& operator=(const Held&) = delete;
-
- private:
-  std::atomic<std::uint32_t>* word_;
-};
+// The operations MPI defines for accumulating calls; others are the library's to refuse.
+bool predefined(MPI_Op op) {
+  for (MPI_Op known : {MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN, MPI_LAND, MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR,
+                       MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_NO_OP})
+    if (op == known) return true;
+  return false;
+}
 
 }  // namespace
 
+bool Direct::valid(int target, std::initializer_list<std::pair<std::int64_t, MPI_Datatype>> buffers, MPI_Op op) {
+  if (target != MPI_PROC_NULL && (target < 0 || target >= static_cast<int>(members_.size()))) return false;
+  if (op != MPI_OP_NULL && !predefined(op)) return false;
+  for (const auto& [count, datatype] : buffers) {
+    type::LayoutPtr layout;
+    if (count < 0 || datatype == MPI_DATATYPE_NULL || is_error(resolve_datatype(datatype, &layout))) return false;
+  }
+  return true;
+}
+
 int Direct::target_memory(int target, MPI_Aint disp, std::int64_t count, MPI_Datatype datatype, char** at) {
-  if (target < 0 || target >= static_cast<int>(members_.size())) return raise_class(MPI_ERR_RANK);
   type::LayoutPtr layout;
   const Status resolved = resolve_datatype(datatype, &layout);
   if (is_error(resolved)) return raise_status(resolved);
@@ -113,10 +112,11 @@ Status move_bytes(const Message& from, const Message& to, std::int64_t bytes, in
     return kind.type == GDDT_MEMORY_PINNED || kind.type == GDDT_MEMORY_MANAGED ||
            (kind.type == GDDT_MEMORY_DEVICE && kind.device == device);
   };
-  const pack::Backend& backend = *pack::backend_for(GDDT_MEMORY_DEVICE, GDDT_MEMORY_DEVICE);
+  const pack::Backend* device_backend = pack::backend_for(GDDT_MEMORY_DEVICE, GDDT_MEMORY_DEVICE);
   const pack::Window read{from.layout.get(), from.count, 0, bytes};
   const pack::Window written{to.layout.get(), to.count, 0, bytes};
-  if (reached(from.kind) && reached(to.kind)) {
+  if (device_backend != nullptr && reached(from.kind) && reached(to.kind)) {
+    const pack::Backend& backend = *device_backend;
     bool served = true;
     if (to.contiguous())
       GDDT_CHECK(backend.pack(read, from.buffer, to.first_byte(), stream));
@@ -150,6 +150,7 @@ Status move_bytes(const Message& from, const Message& to, std::int64_t bytes, in
 
 int Direct::move(bool to_target, void* origin, std::int64_t origin_count, MPI_Datatype origin_type, int target,
                  MPI_Aint disp, std::int64_t target_count, MPI_Datatype target_type, MPI_Request* request) {
+  if (!valid(target, {{origin_count, origin_type}, {target_count, target_type}}, MPI_OP_NULL)) return kLibraryJudges;
   if (target == MPI_PROC_NULL) return completed(request);
   char* at = nullptr;
   const int rc = target_memory(target, disp, target_count, target_type, &at);
@@ -159,7 +160,7 @@ int Direct::move(bool to_target, void* origin, std::int64_t origin_count, MPI_Da
   Status status = message_of(at, target_count, target_type, &theirs, &where);
   if (!is_error(status)) status = message_of(origin, origin_count, origin_type, &ours);
   if (is_error(status)) return raise_status(status);
-  if (theirs.bytes() != ours.bytes()) return raise_class(MPI_ERR_TYPE);
+  if (theirs.bytes() != ours.bytes()) return kLibraryJudges;
   std::lock_guard<std::mutex> lock(mutex_);
   status = to_target ? move_bytes(ours, theirs, ours.bytes(), device_, stream_, &queued_)
                      : move_bytes(theirs, ours, ours.bytes(), device_, stream_, &queued_);
@@ -171,6 +172,13 @@ int Direct::accumulate(const void* origin, std::int64_t origin_count, MPI_Dataty
                        std::int64_t result_count, MPI_Datatype result_type, int target, MPI_Aint disp,
                        std::int64_t target_count, MPI_Datatype target_type, MPI_Op op, MPI_Request* request,
                        const void* compare) {
+  const bool reads_origin = op != MPI_NO_OP || compare != nullptr;
+  if (!valid(target,
+             {{reads_origin ? origin_count : 0, reads_origin ? origin_type : target_type},
+              {result != nullptr ? result_count : 0, result != nullptr ? result_type : target_type},
+              {target_count, target_type}},
+             op))
+    return kLibraryJudges;
   if (target == MPI_PROC_NULL) return completed(request);
   char* at = nullptr;
   int rc = target_memory(target, disp, target_count, target_type, &at);
@@ -179,16 +187,17 @@ int Direct::accumulate(const void* origin, std::int64_t origin_count, MPI_Dataty
   const memory::Kind host{};
   Message window, given, fetched, compared;
   Status status = message_of(at, target_count, target_type, &window, &where);
-  const bool reads_origin = op != MPI_NO_OP || compare != nullptr;
   if (!is_error(status) && reads_origin) status = message_of(origin, origin_count, origin_type, &given);
   if (!is_error(status) && result != nullptr) status = message_of(result, result_count, result_type, &fetched);
   if (!is_error(status) && compare != nullptr) status = message_of(compare, 1, target_type, &compared);
   if (is_error(status)) return raise_status(status);
   const std::int64_t bytes = window.bytes();
   if ((reads_origin && given.bytes() != bytes) || (result != nullptr && fetched.bytes() != bytes))
-    return raise_class(MPI_ERR_TYPE);
+    return kLibraryJudges;
   const MPI_Datatype basic = basic_of(target_type);
-  if (basic == MPI_DATATYPE_NULL) return raise_class(MPI_ERR_TYPE);
+  if (basic == MPI_DATATYPE_NULL) return kLibraryJudges;
+  // The library computes on int counts of elements.
+  if (bytes > INT_MAX) return raise_status(GDDT_ERR_COUNT);
   // The packed bytes of the target, the origin's, and the elements the library computes on.
   const auto size = static_cast<std::size_t>(bytes);
   std::vector<char> current(size), incoming(size), updated;
@@ -209,7 +218,13 @@ int Direct::accumulate(const void* origin, std::int64_t origin_count, MPI_Dataty
   counters::add(counters::Counter::kRmaDirectCalls, 1);
   counters::add(counters::Counter::kRmaDirectBytes, bytes);
   {
-    Held held(members_[static_cast<std::size_t>(target)].locks.accumulate);
+    std::atomic<std::uint32_t>* const word = members_[static_cast<std::size_t>(target)].locks.accumulate;
+    for (std::uint32_t idle = 0; !word->compare_exchange_weak(idle, 1, std::memory_order_acquire); idle = 0)
+      progress_while_waiting();
+    struct Release {
+      std::atomic<std::uint32_t>* word;
+      ~Release() { word->store(0, std::memory_order_release); }
+    } release{word};
     status = packed(window, current);
     if (!is_error(status) && result != nullptr) status = unpacked(fetched, current);
     if (is_error(status)) return raise_status(status);

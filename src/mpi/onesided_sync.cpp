@@ -23,6 +23,12 @@ using onesided::Window;
 // The window's entry where gddt keeps one.
 std::shared_ptr<Window> entry_of(MPI_Win win) { return onesided::find(win); }
 
+// A direct window's answer, or the library's where the call is erroneous for it.
+template <typename Library>
+int or_library(int rc, Library library) {
+  return rc == onesided::Direct::kLibraryJudges ? library() : rc;
+}
+
 int publish(Window& window, int assert) {
   if (!window.separate() || (assert & MPI_MODE_NOSTORE) != 0) return MPI_SUCCESS;
   return raise_on_window(window.handle(), window.publish());
@@ -49,7 +55,7 @@ template <typename Library>
 int completing(MPI_Win win, int target, bool publishes, Library library) {
   const std::shared_ptr<Window> window = entry_of(win);
   if (!window) return library();
-  if (window->direct) return window->direct->flush();
+  if (window->direct) return or_library(window->direct->flush(target), library);
   return in_turn([&] { return publishes ? publish(*window, 0) : MPI_SUCCESS; }, library,
                  [&] { return complete(*window, target); });
 }
@@ -80,27 +86,28 @@ int Win_fence(int assert, MPI_Win win) {
 int Win_post(MPI_Group group, int assert, MPI_Win win) {
   const std::shared_ptr<Window> window = entry_of(win);
   if (!window) return PMPI_Win_post(group, assert, win);
-  if (window->direct) return window->direct->post(group, assert);
+  if (window->direct) return or_library(window->direct->post(group, assert), [&] { return PMPI_Win_post(group, assert, win); });
   window->set_no_put((assert & MPI_MODE_NOPUT) != 0);
   return in_turn([&] { return publish(*window, assert); }, [&] { return PMPI_Win_post(group, assert, win); });
 }
 
 int Win_start(MPI_Group group, int assert, MPI_Win win) {
   const std::shared_ptr<Window> window = entry_of(win);
-  if (window && window->direct) return window->direct->start(group, assert);
+  if (window && window->direct)
+    return or_library(window->direct->start(group, assert), [&] { return PMPI_Win_start(group, assert, win); });
   return PMPI_Win_start(group, assert, win);
 }
 
 int Win_complete(MPI_Win win) {
   const std::shared_ptr<Window> window = entry_of(win);
-  if (window && window->direct) return window->direct->complete();
+  if (window && window->direct) return or_library(window->direct->complete(), [&] { return PMPI_Win_complete(win); });
   return completing(win, MPI_ANY_SOURCE, false, [&] { return PMPI_Win_complete(win); });
 }
 
 int Win_wait(MPI_Win win) {
   const std::shared_ptr<Window> window = entry_of(win);
   if (!window) return PMPI_Win_wait(win);
-  if (window->direct) return window->direct->wait();
+  if (window->direct) return or_library(window->direct->wait(), [&] { return PMPI_Win_wait(win); });
   return in_turn([&] { return PMPI_Win_wait(win); },
                  [&] { return window->take_no_put() ? MPI_SUCCESS : absorb(*window); });
 }
@@ -108,32 +115,35 @@ int Win_wait(MPI_Win win) {
 int Win_test(MPI_Win win, int* flag) {
   const std::shared_ptr<Window> window = entry_of(win);
   if (!window) return PMPI_Win_test(win, flag);
-  if (window->direct) return window->direct->test(flag);
+  if (window->direct) return or_library(window->direct->test(flag), [&] { return PMPI_Win_test(win, flag); });
   return in_turn([&] { return PMPI_Win_test(win, flag); },
                  [&] { return flag == nullptr || !*flag || window->take_no_put() ? MPI_SUCCESS : absorb(*window); });
 }
 
 int Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
   const std::shared_ptr<Window> window = entry_of(win);
-  if (window && window->direct) return window->direct->lock(lock_type, rank, assert);
+  if (window && window->direct)
+    return or_library(window->direct->lock(lock_type, rank, assert),
+                      [&] { return PMPI_Win_lock(lock_type, rank, assert, win); });
   return absorbing(win, [&] { return PMPI_Win_lock(lock_type, rank, assert, win); });
 }
 
 int Win_lock_all(int assert, MPI_Win win) {
   const std::shared_ptr<Window> window = entry_of(win);
-  if (window && window->direct) return window->direct->lock_all(assert);
+  if (window && window->direct)
+    return or_library(window->direct->lock_all(assert), [&] { return PMPI_Win_lock_all(assert, win); });
   return absorbing(win, [&] { return PMPI_Win_lock_all(assert, win); });
 }
 
 int Win_unlock(int rank, MPI_Win win) {
   const std::shared_ptr<Window> window = entry_of(win);
-  if (window && window->direct) return window->direct->unlock(rank);
+  if (window && window->direct) return or_library(window->direct->unlock(rank), [&] { return PMPI_Win_unlock(rank, win); });
   return completing(win, rank, true, [&] { return PMPI_Win_unlock(rank, win); });
 }
 
 int Win_unlock_all(MPI_Win win) {
   const std::shared_ptr<Window> window = entry_of(win);
-  if (window && window->direct) return window->direct->unlock_all();
+  if (window && window->direct) return or_library(window->direct->unlock_all(), [&] { return PMPI_Win_unlock_all(win); });
   return completing(win, MPI_ANY_SOURCE, true, [&] { return PMPI_Win_unlock_all(win); });
 }
 
@@ -157,7 +167,7 @@ int Win_flush_local_all(MPI_Win win) {
 int Win_sync(MPI_Win win) {
   const std::shared_ptr<Window> window = entry_of(win);
   if (!window) return PMPI_Win_sync(win);
-  if (window->direct) return window->direct->flush();
+  if (window->direct) return window->direct->flush(MPI_PROC_NULL);
   return in_turn([&] { return publish(*window, 0); }, [&] { return PMPI_Win_sync(win); },
                  [&] { return absorb(*window); });
 }

@@ -158,6 +158,7 @@ int partitioned_init(Operation::Kind kind, const void* buf, int partitions, MPI_
   };
   // Refused with MPICH's classes: Open MPI 5.0's partitioned component takes them and fails later,
   // inside the library (tests/p2p, partitioned_errors).
+  if (comm == MPI_COMM_NULL) return init(const_cast<void*>(buf), count, datatype);  // the library's MPI_ERR_COMM
   if (partitions <= 0) return raise(comm, GDDT_ERR_INVALID_ARG);
   if (count < 0) return raise(comm, GDDT_ERR_COUNT);
   if (count > INT_MAX / partitions) {  // beyond gddt's int counts: host data only goes to the library

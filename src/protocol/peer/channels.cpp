@@ -62,12 +62,14 @@ void agree(MPI_Comm comm) {
   }
   PMPI_Comm_set_errhandler(channel->headers, MPI_ERRORS_RETURN);
   PMPI_Comm_set_errhandler(channel->data, MPI_ERRORS_RETURN);
-  // An id above every one a member gave before: no two communicators of a process share one.
-  static std::atomic<std::uint64_t> next_id{1};
-  std::uint64_t proposed = next_id.load();
-  PMPI_Allreduce(&proposed, &channel->id, 1, MPI_UINT64_T, MPI_MAX, channel->headers);
-  for (std::uint64_t seen = next_id.load(); seen <= channel->id && !next_id.compare_exchange_weak(seen, channel->id + 1);) {
-  }
+  // Each member's own serial for the communicator, never reused within that process, so the cells
+  // a member publishes under it are told apart from its other communicators' (windows.cpp).
+  static std::atomic<std::uint64_t> next_serial{1};
+  const std::uint64_t serial = next_serial.fetch_add(1);
+  channel->serial_of_rank.resize(channel->slot_of_rank.size());
+  if (PMPI_Allgather(&serial, 1, MPI_UINT64_T, channel->serial_of_rank.data(), 1, MPI_UINT64_T, channel->headers) !=
+      MPI_SUCCESS)
+    channel->serial_of_rank.clear();
   Channels& all = channels();
   std::unique_lock<std::shared_mutex> lock(all.mutex);
   all.of_comm[key_of(comm)] = std::move(channel);

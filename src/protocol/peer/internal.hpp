@@ -137,8 +137,9 @@ struct Channel : std::enable_shared_from_this<Channel> {
   MPI_Comm data = MPI_COMM_NULL;     // completions, tagged with the transfer
   std::vector<int> slot_of_rank;     // each rank's entry in the node table
   int rank = 0;                      // this process's
-  // The same on every member (agree): with windows_made, names a window in the node table.
-  std::uint64_t id = 0;
+  // Each member's serial for the communicator (agree): with windows_made, names the cell of a
+  // window that member publishes in the node table (windows.cpp). Empty where they are unknown.
+  std::vector<std::uint64_t> serial_of_rank;
   std::atomic<std::uint64_t> windows_made{0};
   std::atomic<std::uint64_t> next_sequence{0};  // of this process's markers on the communicator
   std::mutex stash_mutex;

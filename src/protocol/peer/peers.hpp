@@ -155,16 +155,17 @@ struct WindowLocks {
 };
 constexpr std::uint32_t kExclusiveHolder = 0x80000000u;
 
-// The name of the next window made on `comm`, counted by every member at every MPI_Win_create and
-// MPI_Win_allocate on it; 0 where `comm` is not agreed.
-std::uint64_t next_window_key(MPI_Comm comm);
-// Publishes this process's memory of window `key`; false where no cell is free.
-bool publish_window(std::uint64_t key, const WindowMemory& memory);
+// The count of the next window made on `comm`, counted by every member at every MPI_Win_create
+// and MPI_Win_allocate on it; 0 where `comm` is not agreed.
+std::uint64_t next_window(MPI_Comm comm);
+// Publishes this process's memory of window `window` of `comm` in a cell of its node entry;
+// false where no cell is free. Returns the cell's key (for withdraw_window) in *key.
+bool publish_window(MPI_Comm comm, std::uint64_t window, const WindowMemory& memory, std::uint64_t* key);
 // After the library made the window: every member's memory and locks (by rank of `comm`) where
 // every member published it, else false. This process's own entry is included.
-bool shared_window(MPI_Comm comm, std::uint64_t key, std::vector<WindowMemory>* memory,
+bool shared_window(MPI_Comm comm, std::uint64_t window, std::vector<WindowMemory>* memory,
                    std::vector<WindowLocks>* locks);
-// Takes this process's cell of window `key` back.
+// Takes this process's cell `key` back.
 void withdraw_window(std::uint64_t key);
 
 // For gddt-info and tests: whether this process's node was sealed as all gddt.
