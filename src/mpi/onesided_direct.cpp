@@ -191,6 +191,23 @@ Status Direct::drain() {
   return gpu::stream_synchronize(stream_);
 }
 
+Status Direct::drain_locked() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return drain();
+}
+
+void Direct::release(Member& member) {
+  if (member.held != 0) member.locks.passive->fetch_sub(member.held, std::memory_order_release);
+  member.held = 0;
+}
+
+bool Direct::in_passive_epoch(int target) const {
+  if (locked_all_) return true;
+  if (target == MPI_ANY_SOURCE)
+    return std::any_of(members_.begin(), members_.end(), [](const Member& member) { return member.locked; });
+  return target >= 0 && target < static_cast<int>(members_.size()) && members_[static_cast<std::size_t>(target)].locked;
+}
+
 std::vector<int> Direct::ranks_of(MPI_Group group) {
   MPI_Group all = MPI_GROUP_NULL;
   PMPI_Comm_group(comm_, &all);
@@ -322,14 +339,9 @@ int Direct::unlock(int rank) {
   if (rank < 0 || rank >= static_cast<int>(members_.size()) || !members_[static_cast<std::size_t>(rank)].locked ||
       locked_all_)
     return kLibraryJudges;
-  Status drained = GDDT_OK;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    drained = drain();
-  }
+  const Status drained = drain_locked();
   Member& member = members_[static_cast<std::size_t>(rank)];
-  if (member.held != 0) member.locks.passive->fetch_sub(member.held, std::memory_order_release);
-  member.held = 0;
+  release(member);
   member.locked = false;
   return is_error(drained) ? raise_status(drained) : MPI_SUCCESS;
 }
@@ -349,27 +361,14 @@ int Direct::lock_all(int assert) {
 
 int Direct::unlock_all() {
   if (!locked_all_) return kLibraryJudges;
-  Status drained = GDDT_OK;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    drained = drain();
-  }
-  for (Member& member : members_) {
-    if (member.held != 0) member.locks.passive->fetch_sub(member.held, std::memory_order_release);
-    member.held = 0;
-  }
+  const Status drained = drain_locked();
+  for (Member& member : members_) release(member);
   locked_all_ = false;
   return is_error(drained) ? raise_status(drained) : MPI_SUCCESS;
 }
 
 int Direct::flush(int target) {
-  const bool any_locked = locked_all_ || std::any_of(members_.begin(), members_.end(),
-                                                     [](const Member& member) { return member.locked; });
-  if (target == MPI_ANY_SOURCE ? !any_locked
-                               : target != MPI_PROC_NULL &&
-                                     (target < 0 || target >= static_cast<int>(members_.size()) ||
-                                      !(locked_all_ || members_[static_cast<std::size_t>(target)].locked)))
-    return kLibraryJudges;
+  if (target != MPI_PROC_NULL && !in_passive_epoch(target)) return kLibraryJudges;
   std::lock_guard<std::mutex> lock(mutex_);
   const Status drained = drain();
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -377,11 +376,7 @@ int Direct::flush(int target) {
 }
 
 int Direct::free() {
-  Status drained = GDDT_OK;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    drained = drain();
-  }
+  const Status drained = drain_locked();
   // No member may still be reading or writing another's memory when its mappings close.
   const int rc = PMPI_Barrier(comm_);
   if (is_error(drained)) return raise_status(drained);

@@ -27,6 +27,7 @@
 #include "core/gpu.hpp"
 #include "core/memory.hpp"
 #include "core/status.hpp"
+#include "protocol/message.hpp"
 #include "protocol/peer/peers.hpp"
 
 namespace gddt::mpi::onesided {
@@ -148,13 +149,18 @@ class Direct {
   memory::Kind window_kind() const {
     return device_ >= 0 ? memory::Kind{GDDT_MEMORY_DEVICE, device_} : memory::Kind{};
   }
-  // The target memory of `count` elements of `datatype` at `disp`, checked to lie in the member's
-  // window (MPI_ERR_RMA_RANGE otherwise).
-  int target_memory(int target, MPI_Aint disp, std::int64_t count, MPI_Datatype datatype, char** at);
+  // Points `elements` (a target's count and layout) at `disp` of the member's memory, checked to
+  // lie in its window (MPI_ERR_RMA_RANGE otherwise).
+  int target_memory(int target, MPI_Aint disp, protocol::Message* elements);
   int raise_class(int error_class);
   int raise_status(Status status);
-  // Waits for what this process queued on its stream.
+  // Waits for what this process queued on its stream; drain_locked takes the window's mutex first.
   Status drain();
+  Status drain_locked();
+  // Gives back the passive lock this process holds on `member`, if any.
+  static void release(Member& member);
+  // Whether this process is in a passive-target epoch on `target` (MPI_ANY_SOURCE: on any).
+  bool in_passive_epoch(int target) const;
   std::vector<int> ranks_of(MPI_Group group);
   void acquire(std::atomic<std::uint32_t>* word, std::uint32_t holder);
   // Between tries of a word another process holds: the library's progress and gddt's.
@@ -177,5 +183,11 @@ class Direct {
   bool exposing_ = false;
   bool locked_all_ = false;
 };
+
+// A direct window's answer to a call, or the library's where the call is erroneous for it.
+template <typename Library>
+int or_library(int rc, Library library) {
+  return rc == Direct::kLibraryJudges ? library() : rc;
+}
 
 }  // namespace gddt::mpi::onesided

@@ -67,15 +67,14 @@ bool Direct::valid(int target, std::initializer_list<std::pair<std::int64_t, MPI
   return true;
 }
 
-int Direct::target_memory(int target, MPI_Aint disp, std::int64_t count, MPI_Datatype datatype, char** at) {
-  type::LayoutPtr layout;
-  const Status resolved = resolve_datatype(datatype, &layout);
-  if (is_error(resolved)) return raise_status(resolved);
+int Direct::target_memory(int target, MPI_Aint disp, Message* elements) {
   const Member& member = members_[static_cast<std::size_t>(target)];
   const std::int64_t start = static_cast<std::int64_t>(disp) * member.disp_unit;
-  if (count > 0 && (start + layout->span_lb(count) < 0 || start + layout->span_ub(count) > member.bytes))
+  const std::int64_t count = elements->count;
+  if (count > 0 && (start + elements->layout->span_lb(count) < 0 ||
+                    start + elements->layout->span_ub(count) > member.bytes))
     return raise_class(MPI_ERR_RMA_RANGE);
-  *at = member.base + start;
+  elements->buffer = member.base + start;
   return MPI_SUCCESS;
 }
 
@@ -152,14 +151,13 @@ int Direct::move(bool to_target, void* origin, std::int64_t origin_count, MPI_Da
                  MPI_Aint disp, std::int64_t target_count, MPI_Datatype target_type, MPI_Request* request) {
   if (!valid(target, {{origin_count, origin_type}, {target_count, target_type}}, MPI_OP_NULL)) return kLibraryJudges;
   if (target == MPI_PROC_NULL) return completed(request);
-  char* at = nullptr;
-  const int rc = target_memory(target, disp, target_count, target_type, &at);
-  if (rc != MPI_SUCCESS) return rc;
   const memory::Kind where = window_kind();
   Message theirs, ours;
-  Status status = message_of(at, target_count, target_type, &theirs, &where);
+  Status status = message_of(nullptr, target_count, target_type, &theirs, &where);
   if (!is_error(status)) status = message_of(origin, origin_count, origin_type, &ours);
   if (is_error(status)) return raise_status(status);
+  const int rc = target_memory(target, disp, &theirs);
+  if (rc != MPI_SUCCESS) return rc;
   if (theirs.bytes() != ours.bytes()) return kLibraryJudges;
   std::lock_guard<std::mutex> lock(mutex_);
   status = to_target ? move_bytes(ours, theirs, ours.bytes(), device_, stream_, &queued_)
@@ -180,17 +178,16 @@ int Direct::accumulate(const void* origin, std::int64_t origin_count, MPI_Dataty
              op))
     return kLibraryJudges;
   if (target == MPI_PROC_NULL) return completed(request);
-  char* at = nullptr;
-  int rc = target_memory(target, disp, target_count, target_type, &at);
-  if (rc != MPI_SUCCESS) return rc;
   const memory::Kind where = window_kind();
   const memory::Kind host{};
   Message window, given, fetched, compared;
-  Status status = message_of(at, target_count, target_type, &window, &where);
+  Status status = message_of(nullptr, target_count, target_type, &window, &where);
   if (!is_error(status) && reads_origin) status = message_of(origin, origin_count, origin_type, &given);
   if (!is_error(status) && result != nullptr) status = message_of(result, result_count, result_type, &fetched);
   if (!is_error(status) && compare != nullptr) status = message_of(compare, 1, target_type, &compared);
   if (is_error(status)) return raise_status(status);
+  int rc = target_memory(target, disp, &window);
+  if (rc != MPI_SUCCESS) return rc;
   const std::int64_t bytes = window.bytes();
   if ((reads_origin && given.bytes() != bytes) || (result != nullptr && fetched.bytes() != bytes))
     return kLibraryJudges;

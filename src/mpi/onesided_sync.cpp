@@ -11,6 +11,9 @@
 // absorb, MPI_MODE_NOPUT the absorb that ends the epoch it opens.
 #include <mpi.h>
 
+#include <cstddef>
+#include <type_traits>
+
 #include "mpi/entry_points.hpp"
 #include "mpi/errors.hpp"
 #include "mpi/onesided_window.hpp"
@@ -23,11 +26,6 @@ using onesided::Window;
 // The window's entry where gddt keeps one.
 std::shared_ptr<Window> entry_of(MPI_Win win) { return onesided::find(win); }
 
-// A direct window's answer, or the library's where the call is erroneous for it.
-template <typename Library>
-int or_library(int rc, Library library) {
-  return rc == onesided::Direct::kLibraryJudges ? library() : rc;
-}
 
 int publish(Window& window, int assert) {
   if (!window.separate() || (assert & MPI_MODE_NOSTORE) != 0) return MPI_SUCCESS;
@@ -50,21 +48,29 @@ int in_turn(Steps&&... steps) {
 }
 
 // A call that completes operations on `target` (MPI_ANY_SOURCE: all), publishing first where it
-// ends an access to this process's own window too.
-template <typename Library>
-int completing(MPI_Win win, int target, bool publishes, Library library) {
+// ends an access to this process's own window too; on a direct window, `direct`'s call (by
+// default a flush of `target`).
+template <typename Library, typename Direct = std::nullptr_t>
+int completing(MPI_Win win, int target, bool publishes, Library library, Direct direct = nullptr) {
   const std::shared_ptr<Window> window = entry_of(win);
   if (!window) return library();
-  if (window->direct) return or_library(window->direct->flush(target), library);
+  if (window->direct) {
+    if constexpr (std::is_null_pointer_v<Direct>)
+      return onesided::or_library(window->direct->flush(target), library);
+    else
+      return onesided::or_library(direct(*window->direct), library);
+  }
   return in_turn([&] { return publishes ? publish(*window, 0) : MPI_SUCCESS; }, library,
                  [&] { return complete(*window, target); });
 }
 
-// A call after which remote updates must show in this process's memory.
-template <typename Library>
-int absorbing(MPI_Win win, Library library) {
+// A call after which remote updates must show in this process's memory; on a direct window,
+// `direct`'s call.
+template <typename Library, typename Direct>
+int absorbing(MPI_Win win, Library library, Direct direct) {
   const std::shared_ptr<Window> window = entry_of(win);
   if (!window) return library();
+  if (window->direct) return onesided::or_library(direct(*window->direct), library);
   return in_turn(library, [&] { return absorb(*window); });
 }
 
@@ -86,7 +92,7 @@ int Win_fence(int assert, MPI_Win win) {
 int Win_post(MPI_Group group, int assert, MPI_Win win) {
   const std::shared_ptr<Window> window = entry_of(win);
   if (!window) return PMPI_Win_post(group, assert, win);
-  if (window->direct) return or_library(window->direct->post(group, assert), [&] { return PMPI_Win_post(group, assert, win); });
+  if (window->direct) return onesided::or_library(window->direct->post(group, assert), [&] { return PMPI_Win_post(group, assert, win); });
   window->set_no_put((assert & MPI_MODE_NOPUT) != 0);
   return in_turn([&] { return publish(*window, assert); }, [&] { return PMPI_Win_post(group, assert, win); });
 }
@@ -94,20 +100,19 @@ int Win_post(MPI_Group group, int assert, MPI_Win win) {
 int Win_start(MPI_Group group, int assert, MPI_Win win) {
   const std::shared_ptr<Window> window = entry_of(win);
   if (window && window->direct)
-    return or_library(window->direct->start(group, assert), [&] { return PMPI_Win_start(group, assert, win); });
+    return onesided::or_library(window->direct->start(group, assert), [&] { return PMPI_Win_start(group, assert, win); });
   return PMPI_Win_start(group, assert, win);
 }
 
 int Win_complete(MPI_Win win) {
-  const std::shared_ptr<Window> window = entry_of(win);
-  if (window && window->direct) return or_library(window->direct->complete(), [&] { return PMPI_Win_complete(win); });
-  return completing(win, MPI_ANY_SOURCE, false, [&] { return PMPI_Win_complete(win); });
+  return completing(win, MPI_ANY_SOURCE, false, [&] { return PMPI_Win_complete(win); },
+                    [](onesided::Direct& direct) { return direct.complete(); });
 }
 
 int Win_wait(MPI_Win win) {
   const std::shared_ptr<Window> window = entry_of(win);
   if (!window) return PMPI_Win_wait(win);
-  if (window->direct) return or_library(window->direct->wait(), [&] { return PMPI_Win_wait(win); });
+  if (window->direct) return onesided::or_library(window->direct->wait(), [&] { return PMPI_Win_wait(win); });
   return in_turn([&] { return PMPI_Win_wait(win); },
                  [&] { return window->take_no_put() ? MPI_SUCCESS : absorb(*window); });
 }
@@ -115,36 +120,29 @@ int Win_wait(MPI_Win win) {
 int Win_test(MPI_Win win, int* flag) {
   const std::shared_ptr<Window> window = entry_of(win);
   if (!window) return PMPI_Win_test(win, flag);
-  if (window->direct) return or_library(window->direct->test(flag), [&] { return PMPI_Win_test(win, flag); });
+  if (window->direct) return onesided::or_library(window->direct->test(flag), [&] { return PMPI_Win_test(win, flag); });
   return in_turn([&] { return PMPI_Win_test(win, flag); },
                  [&] { return flag == nullptr || !*flag || window->take_no_put() ? MPI_SUCCESS : absorb(*window); });
 }
 
 int Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
-  const std::shared_ptr<Window> window = entry_of(win);
-  if (window && window->direct)
-    return or_library(window->direct->lock(lock_type, rank, assert),
-                      [&] { return PMPI_Win_lock(lock_type, rank, assert, win); });
-  return absorbing(win, [&] { return PMPI_Win_lock(lock_type, rank, assert, win); });
+  return absorbing(win, [&] { return PMPI_Win_lock(lock_type, rank, assert, win); },
+                   [&](onesided::Direct& direct) { return direct.lock(lock_type, rank, assert); });
 }
 
 int Win_lock_all(int assert, MPI_Win win) {
-  const std::shared_ptr<Window> window = entry_of(win);
-  if (window && window->direct)
-    return or_library(window->direct->lock_all(assert), [&] { return PMPI_Win_lock_all(assert, win); });
-  return absorbing(win, [&] { return PMPI_Win_lock_all(assert, win); });
+  return absorbing(win, [&] { return PMPI_Win_lock_all(assert, win); },
+                   [&](onesided::Direct& direct) { return direct.lock_all(assert); });
 }
 
 int Win_unlock(int rank, MPI_Win win) {
-  const std::shared_ptr<Window> window = entry_of(win);
-  if (window && window->direct) return or_library(window->direct->unlock(rank), [&] { return PMPI_Win_unlock(rank, win); });
-  return completing(win, rank, true, [&] { return PMPI_Win_unlock(rank, win); });
+  return completing(win, rank, true, [&] { return PMPI_Win_unlock(rank, win); },
+                    [&](onesided::Direct& direct) { return direct.unlock(rank); });
 }
 
 int Win_unlock_all(MPI_Win win) {
-  const std::shared_ptr<Window> window = entry_of(win);
-  if (window && window->direct) return or_library(window->direct->unlock_all(), [&] { return PMPI_Win_unlock_all(win); });
-  return completing(win, MPI_ANY_SOURCE, true, [&] { return PMPI_Win_unlock_all(win); });
+  return completing(win, MPI_ANY_SOURCE, true, [&] { return PMPI_Win_unlock_all(win); },
+                    [](onesided::Direct& direct) { return direct.unlock_all(); });
 }
 
 int Win_flush(int rank, MPI_Win win) {
