@@ -162,6 +162,21 @@ void every_operation(const Context& context) {
   }
 }
 
+// Whether windows take gddt's way through CUDA IPC or shared memory (GDDT_RMA_IPC=1, the peer
+// protocol agreed on the communicators): windows over device memory of every rank, and host
+// windows that gddt allocates (MPI_Win_allocate with GDDT_RMA_HOST=gddt). Collective.
+enum class Shared { kNone, kAllocatedOnly, kEvery };
+Shared shared_windows(const Context& context) {
+  const char* ipc = std::getenv("GDDT_RMA_IPC");
+  const char* rma_host = std::getenv("GDDT_RMA_HOST");
+  int kinds[2] = {context.memory == MemoryKind::kDevice, context.memory == MemoryKind::kHost};
+  MPI_Allreduce(MPI_IN_PLACE, kinds, 2, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  if (ipc == nullptr || std::string(ipc) != "1" || gddt_test::p2p::counter_value("peer.agreed.comms") <= 0)
+    return Shared::kNone;
+  if (kinds[0]) return Shared::kEvery;
+  return kinds[1] && rma_host != nullptr && std::string(rma_host) == "gddt" ? Shared::kAllocatedOnly : Shared::kNone;
+}
+
 // Erroneous calls give the library's error class through gddt too, each made on a window of the
 // run's memory kind (served by gddt, whose stand-ins and public copies are in the way) and on the
 // library's own window of host memory: counts, datatypes, ranks and operations the call refuses,
@@ -177,9 +192,6 @@ void bad_arguments(const Context& context) {
   MPI_Op_create([](void*, void*, int*, MPI_Datatype*) {}, 1, &own);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Win win = MPI_WIN_NULL, library_win = MPI_WIN_NULL;
-  MPI_Win_create(memory.data(), kInts * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
-  PMPI_Win_create(host_memory.data(), kInts * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &library_win);
-  for (MPI_Win w : {win, library_win}) MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
   const int size = context.size;
   // Each call through gddt (false) or the library (true), on the window and buffers of that run.
   const auto window = [&](bool library) { return library ? library_win : win; };
@@ -216,28 +228,31 @@ void bad_arguments(const Context& context) {
          return rc;
        }},
   };
-  for (MPI_Win w : {win, library_win}) MPI_Win_fence(0, w);
-  for (const auto& [what, call] : in_fence) p2p::expect_library_class(what, call);
-  for (MPI_Win w : {win, library_win}) MPI_Win_fence(0, w);
-  MPI_Win_free(&win);
-  PMPI_Win_free(&library_win);
+  const auto check = [&] {
+    for (MPI_Win w : {win, library_win}) MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
+    for (MPI_Win w : {win, library_win}) MPI_Win_fence(0, w);
+    for (const auto& [what, call] : in_fence) p2p::expect_library_class(what, call);
+    for (MPI_Win w : {win, library_win}) MPI_Win_fence(0, w);
+    MPI_Win_free(&win);
+    PMPI_Win_free(&library_win);
+  };
+  MPI_Win_create(memory.data(), kInts * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  PMPI_Win_create(host_memory.data(), kInts * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &library_win);
+  check();
+  // Allocated windows too where gddt shares them (through CUDA IPC or shared memory): their
+  // erroneous calls are the library's to judge as well.
+  if (shared_windows(context) != Shared::kNone) {
+    MPI_Info info;
+    MPI_Info_create(&info);
+    if (context.memory == MemoryKind::kDevice) MPI_Info_set(info, "gddt_memory_kind", "device");
+    void* allocated = nullptr;
+    MPI_Win_allocate(kInts * sizeof(int), sizeof(int), info, MPI_COMM_WORLD, &allocated, &win);
+    PMPI_Win_allocate(kInts * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &allocated, &library_win);
+    MPI_Info_free(&info);
+    check();
+  }
   MPI_Op_free(&own);
   MPI_Type_free(&uncommitted);
-}
-
-// Whether windows take gddt's way through CUDA IPC or shared memory (GDDT_RMA_IPC=1, the peer
-// protocol agreed on the communicators): windows over device memory of every rank, and host
-// windows that gddt allocates (MPI_Win_allocate with GDDT_RMA_HOST=gddt). Collective.
-enum class Shared { kNone, kAllocatedOnly, kEvery };
-Shared shared_windows(const Context& context) {
-  const char* ipc = std::getenv("GDDT_RMA_IPC");
-  const char* rma_host = std::getenv("GDDT_RMA_HOST");
-  int kinds[2] = {context.memory == MemoryKind::kDevice, context.memory == MemoryKind::kHost};
-  MPI_Allreduce(MPI_IN_PLACE, kinds, 2, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-  if (ipc == nullptr || std::string(ipc) != "1" || gddt_test::p2p::counter_value("peer.agreed.comms") <= 0)
-    return Shared::kNone;
-  if (kinds[0]) return Shared::kEvery;
-  return kinds[1] && rma_host != nullptr && std::string(rma_host) == "gddt" ? Shared::kAllocatedOnly : Shared::kNone;
 }
 
 // What a window over memory gddt serves says of itself: the user's base, the flavor asked for, the
