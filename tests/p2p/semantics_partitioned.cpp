@@ -80,8 +80,16 @@ void partitioned_errors(const Context& context, const TypeCatalog& types) {
                                                    " where the library took it, not MPICH's " +
                                                    std::to_string(mpich_class));
   };
-  const int library_no_partitions = PMPI_Psend_init(message.send.address(), 0, kPerPartition, vector.type,
-                                                    context.next, 60, comm, MPI_INFO_NULL, &library_bad);
+  // Open MPI 5.0's partitioned component checks no argument, and a request of no partitions it
+  // made crashes its progress later, freed or not (run on the bundle, 5.0.11): it is not asked.
+  char version[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  MPI_Get_library_version(version, &length);
+  const int library_no_partitions =
+      std::string(version, length).find("Open MPI") != std::string::npos
+          ? MPI_SUCCESS
+          : PMPI_Psend_init(message.send.address(), 0, kPerPartition, vector.type, context.next, 60, comm,
+                            MPI_INFO_NULL, &library_bad);
   const bool library_checks = library_no_partitions != MPI_SUCCESS;
   expect_refused(
       MPI_Psend_init(message.send.address(), 0, kPerPartition, vector.type, context.next, 60, comm, MPI_INFO_NULL, &bad),
