@@ -1,6 +1,7 @@
 #include "protocol/transport.hpp"
 
 #include <climits>
+#include <optional>
 
 #include "core/counters.hpp"
 #include "protocol/cuda_awareness.hpp"
@@ -97,7 +98,10 @@ Status stage(const Message& message, const Call& asked, MPI_Comm comm, Side* sid
   return GDDT_OK;
 }
 
-Status fill_outgoing(Operation& operation) { return transport_of(operation.route).fill(operation, nullptr); }
+Status fill_outgoing(Operation& operation) {
+  counters::Stopwatch filling(counters::Counter::kStagedFillNs);
+  return transport_of(operation.route).fill(operation, nullptr);
+}
 
 Status queue_outgoing(Operation& operation, gpu::Stream* stream) {
   *stream = nullptr;
@@ -134,6 +138,9 @@ Status empty_partition(Operation& operation, int partition) {
 
 Status empty_incoming(Operation& operation, std::int64_t received, gpu::Stream* queued_on) {
   if (queued_on != nullptr) *queued_on = nullptr;
+  // Timed where the bytes are in place when it returns, not where it only queues the unpack.
+  std::optional<counters::Stopwatch> emptying;
+  if (queued_on == nullptr) emptying.emplace(counters::Counter::kStagedEmptyNs);
   return transport_of(operation.route).empty(operation, received, queued_on);
 }
 
