@@ -31,8 +31,10 @@
 # side by side, its tests on both stacks (one log per test in devapi-tests-<stack>/, a stuck test's
 # thread stacks in its log) and the benchmarks again. DEVAPI_TEST_TIMEOUT (300) bounds a test
 # without a time limit of its own and DEVAPI_BENCH_TIMEOUT (240) each benchmark pass, in seconds.
-# onesided: the halo exchange by one-sided communication (fence, PSCW, subarray puts into a window
-# over device memory, one contiguous put of packed faces) against point-to-point, on each stack.
+# onesided: the one-sided suite on device, managed, pinned and mixed memory (windows through CUDA
+# IPC, and over public copies with GDDT_RMA_IPC=0), then the halo exchange by one-sided
+# communication (fence, PSCW, subarray puts into a window over device memory, one contiguous put of
+# packed faces) against point-to-point, on each stack.
 # apps: the applications of issue 45 (apps/README.md) through apps/run.sh on each stack: Stencil2D
 # (def against gddt, a size sweep up to grids that fill an H100), Himeno S, M and L (host-driven,
 # stream-ordered, kernel-initiated), the 3-D halo exchange (hand-fused against subarrays by
@@ -273,9 +275,21 @@ if [[ $stages == *collectives* ]]; then
   fi
 fi
 if [[ $stages == *onesided* ]]; then
+  # The system MPI's default one-sided component (osc/ucx) makes no window on the GPU machine, and
+  # osc/pt2pt hangs; osc/rdma over shared memory with CMA does (docs/usage.md, library faults).
+  echo "=== one-sided suite on GPU memory: windows through CUDA IPC (default) and public copies (system MPI)"
+  (cd build/gpu-sysmpi && OMPI_MCA_pml=ob1 OMPI_MCA_osc=rdma OMPI_MCA_btl_vader_single_copy_mechanism=cma \
+    ctest -j 2 --timeout 300 -R '^onesided_.*(device|managed|pinned|mixed)' --output-on-failure) \
+    >"$out/onesided-tests-system-mpi.log" 2>&1 || status=1
+  grep -E "tests passed|\*\*\*|Failed|Skipped" "$out/onesided-tests-system-mpi.log" | tail -n 12
+  if $cuda_built; then
+    echo "=== one-sided suite on GPU memory (CUDA-aware bundle)"
+    (source .devdeps/cuda-mpi/env.sh && cd build/gpu-cudampi &&
+      ctest -j 2 --timeout 300 -R '^onesided_.*(device|managed|pinned|mixed)' --output-on-failure) \
+      >"$out/onesided-tests-cuda-mpi.log" 2>&1 || status=1
+    grep -E "tests passed|\*\*\*|Failed|Skipped" "$out/onesided-tests-cuda-mpi.log" | tail -n 12
+  fi
   echo "=== one-sided halo exchange (system MPI)"
-  # Its default one-sided component (osc/ucx) makes no window on the GPU machine, and osc/pt2pt hangs;
-  # osc/rdma over shared memory with CMA does (docs/usage.md, library faults).
   mpiexec --allow-run-as-root -n 2 --mca pml ob1 --mca osc rdma --mca btl_vader_single_copy_mechanism cma \
     build/gpu-sysmpi/bench/gddt-bench-onesided-halo 2>&1 | tee "$out/onesided-system-mpi.txt" || status=1
   if $cuda_built; then
