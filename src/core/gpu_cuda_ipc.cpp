@@ -82,7 +82,14 @@ Status ipc_export(const void* ptr, IpcExport* exported) {
   GDDT_CHECK(buffer_id(ptr, &exported->buffer_id));
   cudaIpcMemHandle_t handle;
   static_assert(sizeof handle == kIpcHandleBytes, "a CUDA IPC handle is 64 bytes");
-  GDDT_CHECK(cuda_status(cudaIpcGetMemHandle(&handle, const_cast<void*>(ptr)), "cudaIpcGetMemHandle"));
+  // Memory of stream-ordered pools or virtual memory management has no such handle: an ordinary
+  // answer (the caller keeps the memory unshared), not an error line on every window or message.
+  const cudaError_t error = cudaIpcGetMemHandle(&handle, const_cast<void*>(ptr));
+  if (error != cudaSuccess) {
+    cudaGetLastError();
+    GDDT_LOG(kInfo, "cudaIpcGetMemHandle: %s: not shared through CUDA IPC", cudaGetErrorString(error));
+    return GDDT_ERR_UNSUPPORTED;
+  }
   std::memcpy(exported->handle, &handle, sizeof handle);
   exported->base = info.base;
   exported->size = info.size;
