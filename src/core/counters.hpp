@@ -39,6 +39,8 @@ class Stopwatch {
     const auto elapsed = std::chrono::steady_clock::now() - start_;
     add(counter_, std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count());
   }
+  // Nothing is added: what was timed turned out not to be the stage.
+  void cancel() { timing_ = false; }
   Stopwatch(const Stopwatch&) = delete;
   Stopwatch& operator=(const Stopwatch&) = delete;
 

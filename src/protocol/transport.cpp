@@ -1,7 +1,6 @@
 #include "protocol/transport.hpp"
 
 #include <climits>
-#include <optional>
 
 #include "core/counters.hpp"
 #include "protocol/cuda_awareness.hpp"
@@ -138,10 +137,11 @@ Status empty_partition(Operation& operation, int partition) {
 
 Status empty_incoming(Operation& operation, std::int64_t received, gpu::Stream* queued_on) {
   if (queued_on != nullptr) *queued_on = nullptr;
-  // Timed where the bytes are in place when it returns, not where it only queues the unpack.
-  std::optional<counters::Stopwatch> emptying;
-  if (queued_on == nullptr) emptying.emplace(counters::Counter::kStagedEmptyNs);
-  return transport_of(operation.route).empty(operation, received, queued_on);
+  counters::Stopwatch emptying(counters::Counter::kStagedEmptyNs);
+  const Status status = transport_of(operation.route).empty(operation, received, queued_on);
+  // Only an unpack whose bytes are in place on return is the stage; a queued one is timed nowhere.
+  if (queued_on != nullptr && *queued_on != nullptr) emptying.cancel();
+  return status;
 }
 
 bool empties_in_one_launch(const Operation& operation, std::int64_t received) {
