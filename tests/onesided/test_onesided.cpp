@@ -7,6 +7,8 @@
 // takes gddt's way only with GDDT_RMA_HOST=gddt (as ctest runs it), which gddt's counters prove.
 #include <mpi.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <functional>
 #include <string>
@@ -171,9 +173,10 @@ Shared shared_windows(const Context& context) {
   const char* rma_host = std::getenv("GDDT_RMA_HOST");
   int kinds[2] = {context.memory == MemoryKind::kDevice, context.memory == MemoryKind::kHost};
   MPI_Allreduce(MPI_IN_PLACE, kinds, 2, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-  // On unless set to one of the false spellings gddt's boolean settings take.
-  const bool ipc_on = ipc == nullptr || !(std::string(ipc) == "0" || std::string(ipc) == "off" ||
-                                          std::string(ipc) == "false" || std::string(ipc) == "no");
+  // On unless set to one of the false spellings gddt's boolean settings take, in any case.
+  std::string setting = ipc == nullptr ? "" : ipc;
+  std::transform(setting.begin(), setting.end(), setting.begin(), [](unsigned char c) { return std::tolower(c); });
+  const bool ipc_on = !(setting == "0" || setting == "off" || setting == "false" || setting == "no");
   if (!ipc_on || gddt_test::p2p::counter_value("peer.agreed.comms") <= 0)
     return Shared::kNone;
   if (kinds[0]) return Shared::kEvery;

@@ -86,7 +86,7 @@ void partitioned_errors(const Context& context, const TypeCatalog& types) {
   int length = 0;
   MPI_Get_library_version(version, &length);
   const int library_no_partitions =
-      std::string(version, length).find("Open MPI") != std::string::npos
+      std::string(version, length).find("Open MPI v5.0") != std::string::npos
           ? MPI_SUCCESS
           : PMPI_Psend_init(message.send.address(), 0, kPerPartition, vector.type, context.next, 60, comm,
                             MPI_INFO_NULL, &library_bad);
@@ -120,7 +120,8 @@ void partitioned_errors(const Context& context, const TypeCatalog& types) {
     expect_library_class(MPI_Parrived(recv, kPartitions + 1, &flag), PMPI_Parrived(recv, kPartitions + 1, &flag),
                          "MPI_Parrived past the last");
   } else if (context.rank == 0) {
-    std::printf("NOTE the library takes a partitioned request of no partitions: partitions out of range not tried\n");
+    std::printf("NOTE the library takes a partitioned request of no partitions (Open MPI 5.0: not asked): "
+                "partitions out of range not tried\n");
   }
   P2P_EXPECT_SUCCESS(MPI_Pready_range(0, kPartitions - 1, send));
   P2P_EXPECT_SUCCESS(MPI_Wait(&send, MPI_STATUS_IGNORE));
