@@ -12,9 +12,11 @@
 //                                    contiguous buffer, one MPI_Put of its bytes into a window
 //                                    over the peer's contiguous receive buffer (fence), unpacked
 //                                    into the ghost layers (MPI_Unpack)
-// A window over device memory is a host public copy for the library: each epoch gddt merges the
-// peer's puts into the grid (a pass over the whole window: it grows with n^3, not with the faces)
-// and, unless MPI_MODE_NOSTORE says there were none, this rank's stores into the public copy.
+// Between gddt processes of one node the window is reached through CUDA IPC (GDDT_RMA_IPC): each
+// put is one kernel into the peer's grid. Otherwise it is a host public copy for the library: each
+// epoch gddt merges the peer's puts into the grid (a pass over the whole window: it grows with n^3,
+// not with the faces) and, unless MPI_MODE_NOSTORE says there were none, this rank's stores into
+// the public copy.
 // Prints the median, 10th and 90th percentile of an exchange and its ratio to point-to-point.
 // Every method's ghost layers are checked against the peer's faces before it is timed.
 //   mpiexec -n 2 gddt-bench-onesided-halo [n] [iterations]      (defaults 128, 300)
