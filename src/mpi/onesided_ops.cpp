@@ -27,6 +27,7 @@ namespace {
 using collective::Argument;
 using collective::Direction;
 using collective::Segment;
+using onesided::or_library;
 
 // A buffer of `count` elements of `datatype`, read (origin, compare) or written (result).
 Argument buffer(Direction direction, const void** address, std::int64_t count, MPI_Datatype datatype) {
@@ -56,7 +57,6 @@ std::shared_ptr<onesided::Window> direct_window(MPI_Win win) {
   std::shared_ptr<onesided::Window> window = onesided::find(win);
   return window && window->direct ? window : nullptr;
 }
-
 
 // A request-based call's completion moves the results of its stand-ins, unless a
 // synchronization did first.
@@ -115,7 +115,7 @@ int put(Library library, const void* origin_addr, Count origin_count, MPI_Dataty
                         target_count, target_datatype, win);
   };
   if (const auto window = direct_window(win))
-    return onesided::or_library(window->direct->put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+    return or_library(window->direct->put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                                target_datatype, request), call);
   if (library_takes(target_rank, {{origin_addr, origin_datatype}})) return call();
   return issue(win, target_rank, {buffer(Direction::kIn, &origin_addr, origin_count, origin_datatype)}, call, request);
@@ -130,7 +130,7 @@ int get(Library library, void* origin_addr, Count origin_count, MPI_Datatype ori
                         target_disp, target_count, target_datatype, win);
   };
   if (const auto window = direct_window(win))
-    return onesided::or_library(window->direct->get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+    return or_library(window->direct->get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                                target_datatype, request), call);
   if (library_takes(target_rank, {{origin_addr, origin_datatype}})) return call();
   return issue(win, target_rank, {buffer(result_direction(request), &origin, origin_count, origin_datatype)}, call,
@@ -146,7 +146,7 @@ int accumulate(Library library, const void* origin_addr, Count origin_count, MPI
                         target_count, target_datatype, op, win);
   };
   if (const auto window = direct_window(win))
-    return onesided::or_library(window->direct->accumulate(origin_addr, origin_count, origin_datatype, nullptr, 0, MPI_DATATYPE_NULL,
+    return or_library(window->direct->accumulate(origin_addr, origin_count, origin_datatype, nullptr, 0, MPI_DATATYPE_NULL,
                                       target_rank, target_disp, target_count, target_datatype, op, request), call);
   if (library_takes(target_rank, {{origin_addr, origin_datatype}})) return call();
   return issue(win, target_rank, {buffer(Direction::kIn, &origin_addr, origin_count, origin_datatype)}, call, request);
@@ -164,7 +164,7 @@ int get_accumulate(Library library, const void* origin_addr, Count origin_count,
                         win);
   };
   if (const auto window = direct_window(win))
-    return onesided::or_library(window->direct->accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
+    return or_library(window->direct->accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
                                       result_datatype, target_rank, target_disp, target_count, target_datatype, op,
                                       request), call);
   if (library_takes(target_rank, {{origin_addr, origin_datatype}, {result_addr, result_datatype}})) return call();
@@ -241,7 +241,7 @@ int Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype dataty
     return PMPI_Fetch_and_op(origin_addr, const_cast<void*>(result), datatype, target_rank, target_disp, op, win);
   };
   if (const auto window = direct_window(win))
-    return onesided::or_library(window->direct->accumulate(origin_addr, 1, datatype, result_addr, 1, datatype, target_rank, target_disp, 1,
+    return or_library(window->direct->accumulate(origin_addr, 1, datatype, result_addr, 1, datatype, target_rank, target_disp, 1,
                                       datatype, op, nullptr), call);
   if (library_takes(target_rank, {{origin_addr, datatype}, {result_addr, datatype}})) return call();
   return issue(win, target_rank,
@@ -256,7 +256,7 @@ int Compare_and_swap(const void* origin_addr, const void* compare_addr, void* re
                                  target_disp, win);
   };
   if (const auto window = direct_window(win))
-    return onesided::or_library(window->direct->accumulate(origin_addr, 1, datatype, result_addr, 1, datatype, target_rank, target_disp, 1,
+    return or_library(window->direct->accumulate(origin_addr, 1, datatype, result_addr, 1, datatype, target_rank, target_disp, 1,
                                       datatype, MPI_REPLACE, nullptr, compare_addr), call);
   if (library_takes(target_rank, {{origin_addr, datatype}, {compare_addr, datatype}, {result_addr, datatype}}))
     return call();

@@ -11,9 +11,6 @@
 // absorb, MPI_MODE_NOPUT the absorb that ends the epoch it opens.
 #include <mpi.h>
 
-#include <cstddef>
-#include <type_traits>
-
 #include "mpi/entry_points.hpp"
 #include "mpi/errors.hpp"
 #include "mpi/onesided_window.hpp"
@@ -21,11 +18,11 @@
 namespace gddt::mpi::entry {
 namespace {
 
+using onesided::or_library;
 using onesided::Window;
 
 // The window's entry where gddt keeps one.
 std::shared_ptr<Window> entry_of(MPI_Win win) { return onesided::find(win); }
-
 
 int publish(Window& window, int assert) {
   if (!window.separate() || (assert & MPI_MODE_NOSTORE) != 0) return MPI_SUCCESS;
@@ -48,18 +45,12 @@ int in_turn(Steps&&... steps) {
 }
 
 // A call that completes operations on `target` (MPI_ANY_SOURCE: all), publishing first where it
-// ends an access to this process's own window too; on a direct window, `direct`'s call (by
-// default a flush of `target`).
-template <typename Library, typename Direct = std::nullptr_t>
-int completing(MPI_Win win, int target, bool publishes, Library library, Direct direct = nullptr) {
+// ends an access to this process's own window too; on a direct window, `direct`'s call.
+template <typename Library, typename Direct>
+int completing(MPI_Win win, int target, bool publishes, Library library, Direct direct) {
   const std::shared_ptr<Window> window = entry_of(win);
   if (!window) return library();
-  if (window->direct) {
-    if constexpr (std::is_null_pointer_v<Direct>)
-      return onesided::or_library(window->direct->flush(target), library);
-    else
-      return onesided::or_library(direct(*window->direct), library);
-  }
+  if (window->direct) return or_library(direct(*window->direct), library);
   return in_turn([&] { return publishes ? publish(*window, 0) : MPI_SUCCESS; }, library,
                  [&] { return complete(*window, target); });
 }
@@ -70,7 +61,7 @@ template <typename Library, typename Direct>
 int absorbing(MPI_Win win, Library library, Direct direct) {
   const std::shared_ptr<Window> window = entry_of(win);
   if (!window) return library();
-  if (window->direct) return onesided::or_library(direct(*window->direct), library);
+  if (window->direct) return or_library(direct(*window->direct), library);
   return in_turn(library, [&] { return absorb(*window); });
 }
 
@@ -92,7 +83,7 @@ int Win_fence(int assert, MPI_Win win) {
 int Win_post(MPI_Group group, int assert, MPI_Win win) {
   const std::shared_ptr<Window> window = entry_of(win);
   if (!window) return PMPI_Win_post(group, assert, win);
-  if (window->direct) return onesided::or_library(window->direct->post(group, assert), [&] { return PMPI_Win_post(group, assert, win); });
+  if (window->direct) return or_library(window->direct->post(group, assert), [&] { return PMPI_Win_post(group, assert, win); });
   window->set_no_put((assert & MPI_MODE_NOPUT) != 0);
   return in_turn([&] { return publish(*window, assert); }, [&] { return PMPI_Win_post(group, assert, win); });
 }
@@ -100,7 +91,7 @@ int Win_post(MPI_Group group, int assert, MPI_Win win) {
 int Win_start(MPI_Group group, int assert, MPI_Win win) {
   const std::shared_ptr<Window> window = entry_of(win);
   if (window && window->direct)
-    return onesided::or_library(window->direct->start(group, assert), [&] { return PMPI_Win_start(group, assert, win); });
+    return or_library(window->direct->start(group, assert), [&] { return PMPI_Win_start(group, assert, win); });
   return PMPI_Win_start(group, assert, win);
 }
 
@@ -112,7 +103,7 @@ int Win_complete(MPI_Win win) {
 int Win_wait(MPI_Win win) {
   const std::shared_ptr<Window> window = entry_of(win);
   if (!window) return PMPI_Win_wait(win);
-  if (window->direct) return onesided::or_library(window->direct->wait(), [&] { return PMPI_Win_wait(win); });
+  if (window->direct) return or_library(window->direct->wait(), [&] { return PMPI_Win_wait(win); });
   return in_turn([&] { return PMPI_Win_wait(win); },
                  [&] { return window->take_no_put() ? MPI_SUCCESS : absorb(*window); });
 }
@@ -120,7 +111,7 @@ int Win_wait(MPI_Win win) {
 int Win_test(MPI_Win win, int* flag) {
   const std::shared_ptr<Window> window = entry_of(win);
   if (!window) return PMPI_Win_test(win, flag);
-  if (window->direct) return onesided::or_library(window->direct->test(flag), [&] { return PMPI_Win_test(win, flag); });
+  if (window->direct) return or_library(window->direct->test(flag), [&] { return PMPI_Win_test(win, flag); });
   return in_turn([&] { return PMPI_Win_test(win, flag); },
                  [&] { return flag == nullptr || !*flag || window->take_no_put() ? MPI_SUCCESS : absorb(*window); });
 }
@@ -146,20 +137,24 @@ int Win_unlock_all(MPI_Win win) {
 }
 
 int Win_flush(int rank, MPI_Win win) {
-  return completing(win, rank, false, [&] { return PMPI_Win_flush(rank, win); });
+  return completing(win, rank, false, [&] { return PMPI_Win_flush(rank, win); },
+                    [&](onesided::Direct& direct) { return direct.flush(rank); });
 }
 
 int Win_flush_all(MPI_Win win) {
-  return completing(win, MPI_ANY_SOURCE, false, [&] { return PMPI_Win_flush_all(win); });
+  return completing(win, MPI_ANY_SOURCE, false, [&] { return PMPI_Win_flush_all(win); },
+                    [](onesided::Direct& direct) { return direct.flush(MPI_ANY_SOURCE); });
 }
 
 // Local completion suffices: a get's data is in its stand-in, a put's stand-in may go.
 int Win_flush_local(int rank, MPI_Win win) {
-  return completing(win, rank, false, [&] { return PMPI_Win_flush_local(rank, win); });
+  return completing(win, rank, false, [&] { return PMPI_Win_flush_local(rank, win); },
+                    [&](onesided::Direct& direct) { return direct.flush(rank); });
 }
 
 int Win_flush_local_all(MPI_Win win) {
-  return completing(win, MPI_ANY_SOURCE, false, [&] { return PMPI_Win_flush_local_all(win); });
+  return completing(win, MPI_ANY_SOURCE, false, [&] { return PMPI_Win_flush_local_all(win); },
+                    [](onesided::Direct& direct) { return direct.flush(MPI_ANY_SOURCE); });
 }
 
 int Win_sync(MPI_Win win) {
