@@ -164,9 +164,9 @@ void every_operation(const Context& context) {
   }
 }
 
-// Whether windows take gddt's way through CUDA IPC or shared memory (GDDT_RMA_IPC, on by default; the peer
-// protocol agreed on the communicators): windows over device memory of every rank, and host
-// windows that gddt allocates (MPI_Win_allocate with GDDT_RMA_HOST=gddt). Collective.
+// Whether windows take gddt's way through CUDA IPC or shared memory (GDDT_RMA_IPC, on by
+// default; the peer protocol agreed on the communicators): windows over device memory of every
+// rank, and host windows that gddt allocates (MPI_Win_allocate with GDDT_RMA_HOST=gddt). Collective.
 enum class Shared { kNone, kAllocatedOnly, kEvery };
 Shared shared_windows(const Context& context) {
   const char* ipc = std::getenv("GDDT_RMA_IPC");
@@ -177,8 +177,7 @@ Shared shared_windows(const Context& context) {
   std::string setting = ipc == nullptr ? "" : ipc;
   std::transform(setting.begin(), setting.end(), setting.begin(), [](unsigned char c) { return std::tolower(c); });
   const bool ipc_on = !(setting == "0" || setting == "off" || setting == "false" || setting == "no");
-  if (!ipc_on || gddt_test::p2p::counter_value("peer.agreed.comms") <= 0)
-    return Shared::kNone;
+  if (!ipc_on || gddt_test::p2p::counter_value("peer.agreed.comms") <= 0) return Shared::kNone;
   if (kinds[0]) return Shared::kEvery;
   return kinds[1] && rma_host != nullptr && std::string(rma_host) == "gddt" ? Shared::kAllocatedOnly : Shared::kNone;
 }

@@ -110,9 +110,9 @@ void expect_library_class(const std::string& what, const std::function<int(bool 
   int library = 0, through_gddt = 0;
   MPI_Error_class(call(true), &library);
   MPI_Error_class(call(false), &through_gddt);
-  expect((library != MPI_SUCCESS || library_may_take) && through_gddt == library, what + ": the library says class " +
-                                                                std::to_string(library) + ", through gddt " +
-                                                                std::to_string(through_gddt));
+  expect((library != MPI_SUCCESS || library_may_take) && through_gddt == library,
+         what + ": the library says class " + std::to_string(library) + ", through gddt " +
+             std::to_string(through_gddt));
 }
 
 std::uint64_t mix_seed(std::uint64_t a, std::uint64_t b) {
