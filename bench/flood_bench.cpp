@@ -102,7 +102,7 @@ int run(const Options& options) {
         const std::size_t bytes = static_cast<std::size_t>(type_size) * count;
         packed_bytes[t * counts.size() + c] = bytes;
         Buffer typed(options.memory, static_cast<std::size_t>(extent) * count);
-        Buffer contiguous(device_bytes_to_library ? options.memory : MemoryKind::kPinned, bytes);
+        Buffer contiguous(device_bytes_to_library || !device ? options.memory : MemoryKind::kPinned, bytes);
         Buffer staged(options.memory, bytes);  // where the contiguous bytes start out without a CUDA-aware library
         MPI_Barrier(comm);
         double start = now();
