@@ -7,6 +7,7 @@
 #include <iterator>
 #include <limits>
 #include <memory>
+#include <vector>
 
 #include "core/config.hpp"
 #include "core/counters.hpp"
@@ -78,7 +79,7 @@ void SizeClassCache::give_back(void* ptr, std::size_t size) {
     return;
   }
   leased_.erase(ptr);
-  cached_[size_class].push_back(ptr);
+  cached_[size_class].push_back(Cached{ptr, ++returns_});
   cached_bytes_ += size_class;
 }
 
@@ -99,36 +100,43 @@ std::uint64_t SizeClassCache::cached_bytes() const {
   return cached_bytes_;
 }
 
+// The most recently returned buffer of the class: the one likeliest still in the caches.
 void* SizeClassCache::take_cached(std::size_t size_class) {
   auto found = cached_.find(size_class);
   if (found == cached_.end() || found->second.empty()) return nullptr;
-  void* buffer = found->second.back();
+  void* buffer = found->second.back().buffer;
   found->second.pop_back();
   cached_bytes_ -= size_class;
   return buffer;
 }
 
-// Frees cached buffers (largest first) until a new buffer of `size_class` fits the limit;
-// false when even an empty cache would not make it fit.
+// Frees cached buffers until a new buffer of `size_class` fits the limit; false when even an
+// empty cache would not make it fit. Those returned longest ago go first: freeing the largest
+// first freed the very buffers a program alternating between two large sizes was about to take
+// again, so that each of its messages allocated and pinned anew (16 MiB ping-pongs after windows
+// of 4 MiB ones on two H100s: 22.9 ms a message against 2.5 ms with the limit out of reach).
 bool SizeClassCache::make_room(std::size_t size_class) {
   if (allocated_bytes_ - cached_bytes_ + size_class > limit_bytes_) return false;
-  while (allocated_bytes_ + size_class > limit_bytes_) free_largest_cached();
+  while (allocated_bytes_ + size_class > limit_bytes_) free_oldest_cached();
   return true;
 }
 
-void SizeClassCache::free_largest_cached() {
-  for (auto entry = cached_.rbegin(); entry != cached_.rend(); ++entry) {
-    if (entry->second.empty()) continue;
-    void* buffer = take_cached(entry->first);
-    allocator_->release(buffer, entry->first);
-    allocated_bytes_ -= entry->first;
-    return;
-  }
+void SizeClassCache::free_oldest_cached() {
+  auto oldest = cached_.end();
+  for (auto entry = cached_.begin(); entry != cached_.end(); ++entry)
+    if (!entry->second.empty() &&
+        (oldest == cached_.end() || entry->second.front().returned < oldest->second.front().returned))
+      oldest = entry;
+  if (oldest == cached_.end()) return;
+  allocator_->release(oldest->second.front().buffer, oldest->first);
+  oldest->second.pop_front();
+  allocated_bytes_ -= oldest->first;
+  cached_bytes_ -= oldest->first;
 }
 
 void SizeClassCache::free_cached() {
   for (auto& [size_class, buffers] : cached_) {
-    for (void* buffer : buffers) allocator_->release(buffer, size_class);
+    for (const Cached& cached : buffers) allocator_->release(cached.buffer, size_class);
     allocated_bytes_ -= size_class * buffers.size();
   }
   cached_.clear();

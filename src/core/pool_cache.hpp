@@ -1,15 +1,16 @@
 // The policy inside each pool of pool.hpp, apart from where the memory comes from, so it
 // can be tested without a GPU: buffers are cached by power-of-two size class, the bytes
-// allocated in total (cached plus leased) stay under a limit, and a request shrinks towards
-// its minimum when the limit or the allocator says no.
+// allocated in total (cached plus leased) stay under a limit, room is made by freeing the
+// cached buffers returned longest ago, and a request shrinks towards its minimum when the
+// limit or the allocator says no.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <unordered_set>
-#include <vector>
 
 #include "core/status.hpp"
 
@@ -54,15 +55,22 @@ class SizeClassCache {
   std::uint64_t cached_bytes() const;
 
  private:
+  // A free buffer and when it came back (the count of give_backs then).
+  struct Cached {
+    void* buffer = nullptr;
+    std::uint64_t returned = 0;
+  };
+
   void* take_cached(std::size_t size_class);
   bool make_room(std::size_t size_class);
-  void free_largest_cached();
+  void free_oldest_cached();
   void free_cached();
 
   Allocator* allocator_;
   const std::uint64_t limit_bytes_;
   mutable std::mutex mutex_;
-  std::map<std::size_t, std::vector<void*>> cached_;  // size class -> free buffers
+  std::map<std::size_t, std::deque<Cached>> cached_;  // size class -> free buffers, oldest first
+  std::uint64_t returns_ = 0;
   std::unordered_set<void*> leased_;
   std::unordered_set<void*> free_on_return_;  // leased when trim() ran
   std::uint64_t allocated_bytes_ = 0;

@@ -115,6 +115,43 @@ TEST(PoolCache, EvictsCachedBuffersToMakeRoom) {
   cache.give_back(whole.ptr, whole.size);
 }
 
+TEST(PoolCache, EvictsTheBuffersReturnedLongestAgoFirst) {
+  FakeAllocator allocator;
+  SizeClassCache cache(&allocator, 12288);
+  Buffer old_small = take(cache, 4096, 4096);
+  Buffer recent_large = take(cache, 8192, 8192);
+  cache.give_back(old_small.ptr, old_small.size);
+  cache.give_back(recent_large.ptr, recent_large.size);
+  // A 2 KiB buffer needs room: the 4 KiB one, returned before the 8 KiB, goes.
+  Buffer small = take(cache, 2048, 2048);
+  EXPECT_EQ(cache.allocated_bytes(), 8192u + 2048u);
+  Buffer large = take(cache, 8192, 8192);
+  EXPECT_EQ(large.ptr, recent_large.ptr);
+  EXPECT_EQ(allocator.allocations, 3);
+  cache.give_back(small.ptr, small.size);
+  cache.give_back(large.ptr, large.size);
+}
+
+// A window of many mid-sized buffers fills the pool; then the program alternates between two
+// larger sizes, one message at a time. Once the window's buffers are gone, the two stay cached.
+TEST(PoolCache, AlternatingLargeSizesStopAllocatingAfterAWindow) {
+  FakeAllocator allocator;
+  const std::size_t unit = 1024;
+  SizeClassCache cache(&allocator, 256 * unit);
+  std::vector<Buffer> window;
+  for (int i = 0; i < 32; ++i) window.push_back(take(cache, 8 * unit, 8 * unit));
+  for (const Buffer& buffer : window) cache.give_back(buffer.ptr, buffer.size);
+  const int after_window = allocator.allocations;
+  for (int i = 0; i < 20; ++i) {
+    Buffer receive = take(cache, 32 * unit, 32 * unit);
+    cache.give_back(receive.ptr, receive.size);
+    Buffer send = take(cache, 16 * unit, 16 * unit);
+    cache.give_back(send.ptr, send.size);
+  }
+  EXPECT_EQ(allocator.allocations - after_window, 2);
+  EXPECT_LE(cache.allocated_bytes(), 256 * unit);
+}
+
 TEST(PoolCache, TrimsAndRetriesOnceWhenTheAllocatorFails) {
   FakeAllocator allocator(8192);
   SizeClassCache cache(&allocator, 1 << 20);
