@@ -14,8 +14,6 @@ namespace gddt::protocol {
 
 namespace {
 
-constexpr std::int64_t kHoleBytes = 2;  // the hole and the byte after it (route.hpp: kHoledReceiveStaging)
-
 namespace holed {
 
 std::mutex mutex;
@@ -94,6 +92,26 @@ Status empty_packed(Operation& operation, std::int64_t received, gpu::Stream* qu
   return GDDT_OK;
 }
 
+// Device scratch for a CUDA-aware library is packed and unpacked by kernels launched for the
+// message, never by the resident kernel: through the CUDA-aware bundle (UCX) on two H100s, 16 to
+// 64 KiB ping-pongs took 1.2-1.65x as long when the resident kernel moved them, in each of eight
+// type and size pairs (performance.md, section 4). Work left queued on a stream is launched anyway.
+Status fill_launched(Operation& operation, gpu::Stream* queued_on) {
+  if (queued_on != nullptr) return fill_packed(operation, queued_on);
+  gpu::Stream stream = nullptr;
+  GDDT_CHECK(queue_pack(operation.message, operation.staging, &stream, meanwhile_for(operation)));
+  return stream == nullptr ? GDDT_OK : gpu::stream_wait(stream, meanwhile_for(operation));
+}
+
+Status empty_launched(Operation& operation, std::int64_t received, gpu::Stream* queued_on) {
+  if (queued_on != nullptr) return empty_packed(operation, received, queued_on);
+  gpu::Stream stream = nullptr;
+  GDDT_CHECK(message_stream(operation.message, operation.staging, &stream));
+  GDDT_CHECK(unpack_message(operation.message, operation.staging, received, stream, meanwhile_for(operation),
+                            operation.ordering));
+  return stream == nullptr ? GDDT_OK : gpu::stream_wait(stream, meanwhile_for(operation));
+}
+
 bool always(const Choice&) { return true; }
 
 void release_holed_types() {
@@ -108,8 +126,8 @@ constexpr Transport packed_row(Route route, const char* name, counters::Counter 
   t.staging_bytes = packed_staging_bytes;
   t.device_staging = device_staging;
   t.hand = hand_packed;
-  t.fill = fill_packed;
-  t.empty = empty_packed;
+  t.fill = device_staging ? fill_launched : fill_packed;
+  t.empty = device_staging ? empty_launched : empty_packed;
   t.packed = true;
   t.release = release_holed_types;
   return t;
