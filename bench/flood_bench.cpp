@@ -5,7 +5,9 @@
 // alone: MPI_BYTE from the same memory kind where the library takes it (device memory through a
 // CUDA-aware library), else copied to pinned memory first and sent from there (what a user without
 // gddt does). Prints a table, the ratios and a PASS/MISS line (target <= 1.5x); with GDDT_STATS=1
-// gddt's stage counters say where the time goes.
+// gddt's stage counters say where the time goes. Below the table, the fixed costs apart: a batch's
+// MPI_Comm_dup through gddt against the library's own, and the first message of each new datatype
+// (count 1, its layout decoded) against the messages after it.
 //   mpiexec -n 2 gddt-bench-flood [--memory device|host|pinned|managed] [--batches N] [--messages N]
 #include <mpi.h>
 
@@ -67,6 +69,22 @@ struct Samples {
   std::vector<double> nested, contiguous;
 };
 
+// Per batch: the first message of a new datatype and each message after it (count 1), and the
+// batch's communicator made through gddt and by the library alone.
+struct FixedCosts {
+  std::vector<std::vector<double>> first, next;  // [type][batch]
+  std::vector<double> dup, library_dup;
+};
+
+// Seconds `make` takes, both ranks starting together.
+template <typename Make>
+double timed(Make&& make) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double start = now();
+  make();
+  return now() - start;
+}
+
 int run(const Options& options) {
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -86,9 +104,14 @@ int run(const Options& options) {
   std::vector<std::vector<Samples>> samples;  // [type][count]
   std::vector<std::size_t> packed_bytes;      // per type and count
   std::vector<std::string> names = {"vector of (int,double)", "3-D face of floats", "indexed of 2 ints"};
+  FixedCosts fixed;
+  fixed.first.resize(names.size());
+  fixed.next.resize(names.size());
   for (int batch = 0; batch < options.batches; ++batch) {
-    MPI_Comm comm;
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm comm, library_comm;
+    fixed.dup.push_back(timed([&] { MPI_Comm_dup(MPI_COMM_WORLD, &comm); }));
+    fixed.library_dup.push_back(timed([&] { PMPI_Comm_dup(MPI_COMM_WORLD, &library_comm); }));
+    PMPI_Comm_free(&library_comm);
     std::vector<MPI_Datatype> types = make_types();
     samples.resize(types.size(), std::vector<Samples>(counts.size()));
     packed_bytes.resize(types.size() * counts.size());
@@ -105,14 +128,19 @@ int run(const Options& options) {
         Buffer contiguous(device_bytes_to_library || !device ? options.memory : MemoryKind::kPinned, bytes);
         Buffer staged(options.memory, bytes);  // where the contiguous bytes start out without a CUDA-aware library
         MPI_Barrier(comm);
-        double start = now();
+        double start = now(), first_done = start;
         for (int m = 0; m < options.messages; ++m) {
           if (rank == 0)
             MPI_Send(typed.data(), count, types[t], 1, 5, comm);
           else
             MPI_Recv(typed.data(), count, types[t], 0, 5, comm, MPI_STATUS_IGNORE);
+          if (m == 0) first_done = now();
         }
         samples[t][c].nested.push_back((now() - start) / options.messages);
+        if (c == 0 && options.messages > 1) {
+          fixed.first[t].push_back(first_done - start);
+          fixed.next[t].push_back((now() - first_done) / (options.messages - 1));
+        }
         MPI_Barrier(comm);
         start = now();
         for (int m = 0; m < options.messages; ++m) {
@@ -152,6 +180,11 @@ int run(const Options& options) {
       }
     }
   }
+  std::printf("  fixed costs (medians over batches): MPI_Comm_dup %.1f us through gddt, %.1f us the library's own\n",
+              median(fixed.dup) * 1e6, median(fixed.library_dup) * 1e6);
+  for (std::size_t t = 0; t < fixed.first.size() && !fixed.first[t].empty(); ++t)
+    std::printf("    %-24s first message of the new datatype %.2f us, each after it %.2f us\n", names[t].c_str(),
+                median(fixed.first[t]) * 1e6, median(fixed.next[t]) * 1e6);
   std::printf("  [%s] 5. flood: worst %.2fx a contiguous message of the same bytes, at %s (target <= 1.5x)\n",
               worst <= 1.5 ? "PASS" : "MISS", worst, worst_at.c_str());
   return 0;
