@@ -324,6 +324,33 @@ bool take_own_block(MPI_Comm comm, const std::vector<const Argument*>& arguments
   return arguments[from]->rewrite(sent) && arguments[to]->rewrite(received);
 }
 
+// Where, in bytes from a stand-in's origin, the library may take a block of it to start: each
+// piece's own, and the i-th of blocks laid end to end by size, as MPICH's alias checks assume.
+std::vector<std::int64_t> block_starts(const StandIn& stand_in) {
+  std::vector<std::int64_t> starts;
+  for (const Piece& piece : stand_in.pieces) {
+    starts.push_back(stand_in.packed ? piece.packed_at : piece.offset);
+    starts.push_back(piece.segment * piece.bytes());
+  }
+  return starts;
+}
+
+// Whether the library could take stand-in `i` and an earlier one for aliased buffers (MPICH:
+// MPI_ERR_BUFFER, as the heap's state happened to place them): one's origin where a block of the
+// other may start, which separate staging does not rule out (an origin may lie outside its own).
+bool aliases_earlier(const std::vector<StandIn>& stand_ins, const std::vector<std::vector<std::int64_t>>& starts,
+                     std::size_t i) {
+  const auto origin = [&](std::size_t k) { return reinterpret_cast<std::intptr_t>(stand_ins[k].origin()); };
+  const auto starts_at = [&](std::size_t k, std::intptr_t offset) {
+    return std::find(starts[k].begin(), starts[k].end(), static_cast<std::int64_t>(offset)) != starts[k].end();
+  };
+  for (std::size_t k = 0; k < i; ++k)
+    if (starts_at(k, origin(i) - origin(k)) || starts_at(i, origin(k) - origin(i))) return true;
+  return false;
+}
+
+constexpr int kAliasTries = 8;  // at staging the library could not take for an alias
+
 // The staging of every stand-in: packed bytes in device scratch of the GPU all the call's buffers
 // lie on where the library takes device memory and never sees the own block
 // (GDDT_COLLECTIVE_DEVICE), else host memory.
@@ -335,19 +362,21 @@ Status acquire_staging(bool own_block_taken, Staged* staged) {
     for (const StandIn& stand_in : staged->stand_ins)
       if (!stand_in.packed || stand_in.one_gpu() != device) device = -1;
   }
-  std::vector<char*> origins;
-  for (StandIn& stand_in : staged->stand_ins) {
+  std::vector<StandIn>& stand_ins = staged->stand_ins;
+  std::vector<std::vector<std::int64_t>> starts;
+  for (std::size_t i = 0; i < stand_ins.size(); ++i) {
+    StandIn& stand_in = stand_ins[i];
     const std::int64_t bytes = stand_in.packed ? stand_in.packed_bytes : stand_in.high - stand_in.low;
     GDDT_CHECK(stand_in.staging.acquire(device, bytes));
-    // Two stand-ins whose origins (buffer pointers) coincide would be taken by the library for one
-    // aliased buffer (MPICH: MPI_ERR_BUFFER in MPI_Allgatherv): staging taken while the first is
-    // still held lies elsewhere.
-    for (int tries = 0; tries < 4 && std::count(origins.begin(), origins.end(), stand_in.origin()) > 0; ++tries) {
+    starts.push_back(block_starts(stand_in));
+    // Replaced staging is held until the stand-in has its own, so that the next lies elsewhere.
+    std::vector<protocol::Staging> held;
+    for (int tries = 0; tries < kAliasTries && aliases_earlier(stand_ins, starts, i); ++tries) {
       protocol::Staging elsewhere;
       GDDT_CHECK(elsewhere.acquire(device, bytes));
+      held.push_back(std::move(stand_in.staging));
       stand_in.staging = std::move(elsewhere);
     }
-    origins.push_back(stand_in.origin());
     if (stand_in.staging.kind().type == GDDT_MEMORY_DEVICE)
       counters::add(counters::Counter::kCollectiveDeviceStaging, 1);
   }
