@@ -95,21 +95,24 @@ Status empty_packed(Operation& operation, std::int64_t received, gpu::Stream* qu
 // Device scratch for a CUDA-aware library is packed and unpacked by kernels launched for the
 // message, never by the resident kernel: through the CUDA-aware bundle (UCX) on two H100s, 16 to
 // 64 KiB ping-pongs took 1.2-1.65x as long when the resident kernel moved them, in each of eight
-// type and size pairs (performance.md, section 4). Work left queued on a stream is launched anyway.
+// type and size pairs (performance.md, section 4). A caller that waits gets the work queued as for
+// one that does not, then waited for.
+Status wait_if_queued(Operation& operation, gpu::Stream stream) {
+  return stream == nullptr ? GDDT_OK : gpu::stream_wait(stream, meanwhile_for(operation));
+}
+
 Status fill_launched(Operation& operation, gpu::Stream* queued_on) {
   if (queued_on != nullptr) return fill_packed(operation, queued_on);
   gpu::Stream stream = nullptr;
-  GDDT_CHECK(queue_pack(operation.message, operation.staging, &stream, meanwhile_for(operation)));
-  return stream == nullptr ? GDDT_OK : gpu::stream_wait(stream, meanwhile_for(operation));
+  GDDT_CHECK(fill_packed(operation, &stream));
+  return wait_if_queued(operation, stream);
 }
 
 Status empty_launched(Operation& operation, std::int64_t received, gpu::Stream* queued_on) {
   if (queued_on != nullptr) return empty_packed(operation, received, queued_on);
   gpu::Stream stream = nullptr;
-  GDDT_CHECK(message_stream(operation.message, operation.staging, &stream));
-  GDDT_CHECK(unpack_message(operation.message, operation.staging, received, stream, meanwhile_for(operation),
-                            operation.ordering));
-  return stream == nullptr ? GDDT_OK : gpu::stream_wait(stream, meanwhile_for(operation));
+  GDDT_CHECK(empty_packed(operation, received, &stream));
+  return wait_if_queued(operation, stream);
 }
 
 bool always(const Choice&) { return true; }
