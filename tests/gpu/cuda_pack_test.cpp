@@ -355,6 +355,52 @@ TEST_F(CudaPack, ResidentKernelExitsWhenIdleAndRestarts) {
   cuda_backend().stop();
 }
 
+// A program that synchronizes the whole device after each window waits every time for the
+// kernel to idle out (GDDT_RESIDENT_IDLE_US): under `auto` the kernel steps aside after three
+// such restarts in a row, while windows a millisecond apart without a device-wide wait keep it.
+TEST_F(CudaPack, ResidentKernelStepsAsideForDeviceWideSynchronization) {
+  ASSERT_EQ(setenv("GDDT_RESIDENT", "auto", 1), 0);
+  config::reload_for_testing();
+  cuda_backend().stop();
+  constexpr std::size_t kBytes = 4 << 10;
+  Buffer typed(MemoryKind::kDevice, kBytes), packed(MemoryKind::kDevice, kBytes);
+  type::Layout bytes;
+  ASSERT_EQ(type::make_repeat(type::make_block(4), static_cast<std::int64_t>(kBytes / 8), 8, &bytes), GDDT_OK);
+  const pack::Window window{&bytes, 1, 0, bytes.size};
+  const auto pack_once = [&](bool* served) {
+    ASSERT_EQ(cuda_backend().pack_now(window, typed.data(), packed.data(), pack::Ordering::kCheckLegacyStream, {},
+                                      served),
+              GDDT_OK);
+  };
+  bool served = false;
+  pack_once(&served);
+  if (!served) {
+    ASSERT_EQ(setenv("GDDT_RESIDENT", "on", 1), 0);  // main's setting again
+    config::reload_for_testing();
+    GTEST_SKIP() << "another process computes on the GPU: the resident kernel is off under auto";
+  }
+  int spaced_served = 0;
+  for (int i = 0; i < 8; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    pack_once(&served);
+    spaced_served += served ? 1 : 0;
+  }
+  int synchronized_served = 0;
+  bool last_served = true;
+  for (int i = 0; i < 12; ++i) {
+    pack_once(&last_served);
+    synchronized_served += last_served ? 1 : 0;
+    CUDA_ASSERT(cudaDeviceSynchronize());
+  }
+  std::printf("spaced: %d of 8 served; synchronized: %d of 12 served\n", spaced_served, synchronized_served);
+  EXPECT_EQ(spaced_served, 8) << "windows a millisecond apart made the kernel step aside";
+  EXPECT_FALSE(last_served) << "the kernel kept running for a program that waits for its exit";
+  EXPECT_GE(synchronized_served, 3) << "the kernel stepped aside before three quick restarts";
+  ASSERT_EQ(setenv("GDDT_RESIDENT", "on", 1), 0);
+  config::reload_for_testing();
+  cuda_backend().stop();
+}
+
 // A call is one launch (a kernel or one copy), with no synchronization and no allocation: it
 // is captured into a graph in the global capture mode, which refuses both, and the graph must
 // hold exactly one node.

@@ -75,6 +75,9 @@ struct DeviceRing {
   std::uint64_t posted = 0;
   bool broken = false;  // a launch failed: this device moves windows the ordinary way from now on
   bool shared = false;
+  std::uint64_t launched = 0;  // kernels started on this ring
+  int quick_restarts = 0;      // in a row (note_restart)
+  bool stepped_aside = false;  // the program waits for the kernel to exit: windows are launched
   std::chrono::steady_clock::time_point sharing_checked{};
   std::atomic<int> blocks{0};  // the kernel's blocks; 0 until first asked
 };
@@ -83,7 +86,7 @@ constexpr int kMostDevices = 64;
 DeviceRing rings[kMostDevices];
 
 bool wanted(int device, DeviceRing& r) {
-  if (r.broken) return false;
+  if (r.broken || r.stepped_aside) return false;
   if (config::resident() == config::Resident::kOn) return true;
   const auto now = std::chrono::steady_clock::now();
   if (r.sharing_checked == std::chrono::steady_clock::time_point{} || now - r.sharing_checked > kSharingRecheck) {
@@ -120,9 +123,33 @@ Status open_ring(int device, DeviceRing& r) {
   return GDDT_OK;
 }
 
+// A program that synchronizes the whole device after each exchange (cudaDeviceSynchronize, say)
+// waits there until the kernel idles out, and its next window then comes just after the exit:
+// Stencil2D at 1024^2 lost 45-55 us an iteration so (performance.md). After kQuickRestarts
+// such restarts in a row, `auto` leaves this GPU's windows to launched kernels, which end with
+// their work. A restart counts as quick within half the idle time, at most kQuickRestartNs:
+// posting and launching take a few microseconds, jobs that come by chance rarely land so close.
+constexpr int kQuickRestarts = 3;
+constexpr std::uint64_t kQuickRestartNs = 25000;
+
+// With r.mutex held, the previous kernel exited: counts how soon after its predecessor's exit it
+// started.
+void note_restart(DeviceRing& r) {
+  if (r.launched == 0) return;
+  const std::uint64_t gap = load_acquire(&r.ring->restart_gap_ns);
+  r.quick_restarts = gap < std::min(r.ring->idle_ns / 2, kQuickRestartNs) ? r.quick_restarts + 1 : 0;
+  if (r.quick_restarts < kQuickRestarts || config::resident() != config::Resident::kAuto) return;
+  r.stepped_aside = true;
+  GDDT_LOG(kInfo,
+           "GPU %d: the program waited for the resident kernel to exit %d times in a row (a device-wide "
+           "synchronization after each exchange?): its windows are launched from now on",
+           static_cast<int>(&r - rings), kQuickRestarts);
+}
+
 // With r.mutex held and no kernel running: starts one at the oldest job not done. A cluster
 // that does not start is tried once more as one block.
 Status launch(DeviceRing& r) {
+  note_restart(r);
   __atomic_store_n(&r.ring->running, 1u, __ATOMIC_RELEASE);
   const std::uint64_t first = load_acquire(&r.ring->done);
   const int blocks = std::max(1, r.blocks.load());
@@ -145,6 +172,7 @@ Status launch(DeviceRing& r) {
     return status;
   }
   launches.fetch_add(1, std::memory_order_relaxed);
+  ++r.launched;
   return GDDT_OK;
 }
 
@@ -287,6 +315,9 @@ void stop_resident() {
     r.ring_on_device = nullptr;
     r.stream = nullptr;
     r.posted = 0;
+    r.launched = 0;
+    r.quick_restarts = 0;
+    r.stepped_aside = false;
   }
 }
 

@@ -101,6 +101,10 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_kernel(Ring* rin
   const cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
   const unsigned cluster_blocks = cluster.num_blocks();
   const unsigned rank = cluster.block_rank();
+  if (rank == 0 && threadIdx.x == 0) {
+    const std::uint64_t exited = *reinterpret_cast<volatile std::uint64_t*>(&ring->exited_ns);
+    ring->restart_gap_ns = exited == 0 ? ~std::uint64_t{0} : nanoseconds() - exited;
+  }
   for (;;) {
     // The leader (block 0) takes each job; one that needs a single block it moves alone, while
     // the others stay in the cluster barrier.
@@ -141,6 +145,7 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_kernel(Ring* rin
   }
   if (cluster_blocks > 1) cluster.sync();  // no block exits while another still reads its shared memory
   if (rank == 0 && threadIdx.x == 0) {
+    ring->exited_ns = *reinterpret_cast<volatile std::uint32_t*>(&ring->stop) != 0 ? 0 : nanoseconds();
     __threadfence_system();
     *reinterpret_cast<volatile std::uint32_t*>(&ring->running) = 0;
   }

@@ -10,6 +10,8 @@
 // The kernel exits on its own after GDDT_RESIDENT_IDLE_US without work, clearing `running`
 // after its last `done`; a caller that finds `running` clear while its job is not done starts
 // a new kernel from `done`. So a job posted just as the kernel decided to exit still runs.
+// Each kernel notes how soon after the last one's idle exit it started (resident.cu reads it to
+// tell a program that waits for the whole device).
 #pragma once
 
 #include <algorithm>
@@ -50,6 +52,8 @@ struct Ring {
   std::uint32_t running;           // host sets it before a launch, the kernel clears it on exit
   std::uint32_t stop;              // host: exit once no job is posted
   std::uint64_t idle_ns;
+  std::uint64_t exited_ns;       // kernel: its clock when it last exited for want of work, else 0
+  std::uint64_t restart_gap_ns;  // kernel: from that exit to its own start (~0 after none)
   alignas(64) Slot slots[kJobSlots];
 };
 
