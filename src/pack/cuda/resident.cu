@@ -127,17 +127,19 @@ Status open_ring(int device, DeviceRing& r) {
 // waits there until the kernel idles out, and its next window then comes just after the exit:
 // Stencil2D at 1024^2 lost 45-55 us an iteration so (performance.md). After kQuickRestarts
 // such restarts in a row, `auto` leaves this GPU's windows to launched kernels, which end with
-// their work. A restart counts as quick within half the idle time, at most kQuickRestartNs:
-// posting and launching take a few microseconds, jobs that come by chance rarely land so close.
+// their work. A restart counts as quick within the idle time of the exit: the host's calls
+// before the next window and the launch took 25-35 us there. A program whose windows merely come
+// a little more than the idle time apart loses little: it paid a launch for each anyway.
 constexpr int kQuickRestarts = 3;
-constexpr std::uint64_t kQuickRestartNs = 25000;
 
 // With r.mutex held, the previous kernel exited: counts how soon after its predecessor's exit it
 // started.
 void note_restart(DeviceRing& r) {
   if (r.launched == 0) return;
   const std::uint64_t gap = load_acquire(&r.ring->restart_gap_ns);
-  r.quick_restarts = gap < std::min(r.ring->idle_ns / 2, kQuickRestartNs) ? r.quick_restarts + 1 : 0;
+  GDDT_LOG(kDebug, "GPU %d: the last resident kernel started %.1f us after its predecessor's idle exit",
+           static_cast<int>(&r - rings), static_cast<double>(gap) / 1000.0);
+  r.quick_restarts = gap < r.ring->idle_ns ? r.quick_restarts + 1 : 0;
   if (r.quick_restarts < kQuickRestarts || config::resident() != config::Resident::kAuto) return;
   r.stepped_aside = true;
   GDDT_LOG(kInfo,
