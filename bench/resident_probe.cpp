@@ -1,0 +1,101 @@
+// What a small window costs the host that waits for it, by each way gddt's CUDA backend moves
+// it: a launched kernel + stream synchronization, the resident kernel already running, the
+// resident kernel started for the window (its idle time over), and a launch after the same
+// pause; and a new block-list layout's first window (its piece table uploaded) against the
+// next. Medians of host-timed repetitions, microseconds, on GPU 0; a 4 KiB vector of 4-byte
+// words (stride 8 B) and a block list of 64 pieces, device to device.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/gpu.hpp"
+#include "memory_buffer.hpp"
+#include "pack/engine.hpp"
+#include "type/layout.hpp"
+
+namespace {
+
+using gddt_test::Buffer;
+using gddt_test::MemoryKind;
+using Clock = std::chrono::steady_clock;
+
+const gddt::pack::Backend& cuda() { return gddt::pack::backend_at(gddt::pack::kCudaSlot); }
+
+// Median microseconds of `body` over `reps` runs, each after `pause` (outside the timing).
+double median_us(int reps, std::chrono::microseconds pause, const std::function<bool()>& body) {
+  std::vector<double> us;
+  for (int i = 0; i < reps; ++i) {
+    if (pause.count() > 0) std::this_thread::sleep_for(pause);
+    const auto start = Clock::now();
+    if (!body()) {
+      std::fprintf(stderr, "resident_probe: a move failed\n");
+      std::exit(1);
+    }
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+  }
+  std::nth_element(us.begin(), us.begin() + reps / 2, us.end());
+  return us[static_cast<std::size_t>(reps / 2)];
+}
+
+}  // namespace
+
+int main() {
+  setenv("GDDT_RESIDENT", "on", 0);
+  if (!gddt::gpu::available()) {
+    std::printf("resident_probe: no usable CUDA device: skipped\n");
+    return 0;
+  }
+  constexpr std::int64_t kBytes = 4 << 10;
+  Buffer typed(MemoryKind::kDevice, 2 * kBytes), packed(MemoryKind::kDevice, 2 * kBytes);
+  cudaStream_t stream = nullptr;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  gddt::type::Layout vector;
+  if (gddt::type::make_repeat(gddt::type::make_block(4), kBytes / 4, 8, &vector) != GDDT_OK) return 1;
+  const gddt::pack::Window window{&vector, 1, 0, kBytes};
+  const auto launched = [&] {
+    return cuda().pack(window, typed.data(), packed.data(), stream) == GDDT_OK &&
+           cudaStreamSynchronize(stream) == cudaSuccess;
+  };
+  const auto resident = [&] {
+    bool served = false;
+    const bool ok = cuda().pack_now(window, typed.data(), packed.data(), gddt::pack::Ordering::kLegacyStreamIdle,
+                                    {}, &served) == GDDT_OK;
+    return ok && served;
+  };
+  const auto idle = std::chrono::microseconds(gddt::config::settings().resident_idle_us * 4 + 200);
+  constexpr int kReps = 400;
+  std::printf("device 0: %s; 4 KiB vector of 4 B words, us (median of %d)\n", gddt::gpu::device_name(0).c_str(),
+              kReps);
+  std::printf("launch + synchronize                       %7.2f\n", median_us(kReps, {}, launched));
+  std::printf("launch + synchronize after a pause         %7.2f\n", median_us(kReps / 4, idle, launched));
+  std::printf("resident kernel running                    %7.2f\n", median_us(kReps, {}, resident));
+  std::printf("resident kernel started for the window     %7.2f\n", median_us(kReps / 4, idle, resident));
+
+  // A new layout each time: its first window uploads the piece table.
+  std::vector<gddt::type::Layout> lists(kReps / 4);
+  for (std::size_t i = 0; i < lists.size(); ++i) {
+    std::vector<gddt::type::Layout> pieces;
+    for (int p = 0; p < 64; ++p)
+      pieces.push_back(gddt::type::make_shifted(gddt::type::make_block(16 + 16 * (p % 3)), p * 112 + (p * p) % 8));
+    if (gddt::type::make_concat(pieces, &lists[i]) != GDDT_OK) return 1;
+  }
+  std::size_t next = 0;
+  const auto list_window = [&](std::size_t i) {
+    const gddt::pack::Window w{&lists[i], 1, 0, lists[i].size};
+    return cuda().pack(w, typed.data(), packed.data(), stream) == GDDT_OK &&
+           cudaStreamSynchronize(stream) == cudaSuccess;
+  };
+  std::printf("block list, first window of a new layout   %7.2f\n",
+              median_us(static_cast<int>(lists.size()), {}, [&] { return list_window(next++); }));
+  std::printf("block list, a later window of it           %7.2f\n",
+              median_us(kReps, {}, [&] { return list_window(0); }));
+  cudaStreamDestroy(stream);
+  return 0;
+}
