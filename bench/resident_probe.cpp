@@ -2,7 +2,7 @@
 // it: a launched kernel + stream synchronization, the resident kernel already running, the
 // resident kernel started for the window (its idle time over), and a launch after the same
 // pause; and a new block-list layout's first window (its piece table uploaded) against the
-// next. Medians of host-timed repetitions, microseconds, on GPU 0; a 4 KiB vector of 4-byte
+// next, with the parts of such an upload. Medians of host-timed repetitions, microseconds, on GPU 0; a 4 KiB vector of 4-byte
 // words (stride 8 B) and a block list of 64 pieces, device to device.
 #include <cuda_runtime.h>
 
@@ -96,6 +96,35 @@ int main() {
               median_us(static_cast<int>(lists.size()), {}, [&] { return list_window(next++); }));
   std::printf("block list, a later window of it           %7.2f\n",
               median_us(kReps, {}, [&] { return list_window(0); }));
+
+  // What a table's upload is made of (64 pieces: about 1.5 KiB).
+  constexpr std::size_t kTable = 1536;
+  std::vector<unsigned char> pageable(kTable, 1);
+  void* pinned = nullptr;
+  cudaHostAlloc(&pinned, kTable, cudaHostAllocDefault);
+  std::vector<void*> tables(kReps / 4, nullptr);
+  next = 0;
+  std::printf("  cudaMalloc of a table                    %7.2f\n", median_us(static_cast<int>(tables.size()), {}, [&] {
+                return cudaMalloc(&tables[next++], kTable) == cudaSuccess;
+              }));
+  std::printf("  pageable cudaMemcpyAsync + synchronize   %7.2f\n", median_us(kReps, {}, [&] {
+                return cudaMemcpyAsync(tables[0], pageable.data(), kTable, cudaMemcpyHostToDevice, stream) ==
+                           cudaSuccess &&
+                       cudaStreamSynchronize(stream) == cudaSuccess;
+              }));
+  std::printf("  pinned cudaMemcpyAsync + synchronize     %7.2f\n", median_us(kReps, {}, [&] {
+                return cudaMemcpyAsync(tables[0], pinned, kTable, cudaMemcpyHostToDevice, stream) == cudaSuccess &&
+                       cudaStreamSynchronize(stream) == cudaSuccess;
+              }));
+  std::printf("  pinned cudaMemcpyAsync alone (host)      %7.2f\n", median_us(kReps, {}, [&] {
+                return cudaMemcpyAsync(tables[0], pinned, kTable, cudaMemcpyHostToDevice, stream) == cudaSuccess;
+              }));
+  cudaStreamSynchronize(stream);
+  next = 0;
+  std::printf("  cudaFree of a table                      %7.2f\n", median_us(static_cast<int>(tables.size()), {}, [&] {
+                return cudaFree(tables[next++]) == cudaSuccess;
+              }));
+  cudaFreeHost(pinned);
   cudaStreamDestroy(stream);
   return 0;
 }

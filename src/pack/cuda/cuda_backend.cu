@@ -451,6 +451,26 @@ Status cuda_transcribe(const Window& from, const void* from_typed, const Window&
   });
 }
 
+// A window for a resident kernel that is not running: launched on gddt's stream (ordered after
+// the legacy default stream), the kernel started behind it for the windows to come, then waited
+// for. Declined, as a job would be, while the caller must ask for the legacy default stream and
+// it is busy.
+template <bool kUnpack>
+Status launch_while_starting(const Window& w, const void* typed, const void* packed, int device, Ordering ordering,
+                             const gpu::WhileWaiting& meanwhile, bool* served) {
+  if (ordering == Ordering::kCheckLegacyStream) {
+    bool idle = false;
+    if (gpu::legacy_stream_idle(&idle) != GDDT_OK || !idle) return GDDT_OK;
+  }
+  gpu::Stream stream = nullptr;
+  GDDT_CHECK(gpu::library_stream(device, &stream));
+  GDDT_CHECK(move_window<kUnpack>(w, typed, packed, stream));
+  start_resident(device);
+  GDDT_CHECK(gpu::stream_wait(stream, meanwhile));
+  *served = true;
+  return GDDT_OK;
+}
+
 // The resident kernel's version of move_window: the same plan, run by the kernel kept on the
 // device (resident.hpp) and waited for; a window inside one block too: synchronous copies of 4
 // to 64 KiB took 0.9-2.4 us longer than an empty launch + synchronize through the copy engine
@@ -472,6 +492,7 @@ Status move_now(const Window& w, const void* typed, const void* packed, Ordering
   const std::uint64_t sectors = typed_sectors(w, word_plan(plan)->width);
   const int blocks = resident_blocks_for(w.length, sectors, resident_kernel_blocks(device));
   if (blocks == 0) return GDDT_OK;
+  if (resident_idle(device)) return launch_while_starting<kUnpack>(w, typed, packed, device, ordering, meanwhile, served);
   if (plan.kind == WindowPlan::Kind::kStrided) {
     return run_resident(kUnpack, plan.strided, typed, packed, blocks, ordering, meanwhile, served);
   }

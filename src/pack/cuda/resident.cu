@@ -282,6 +282,25 @@ Status run_resident(bool unpack, const BlockListPlan& plan, const PieceTable& ta
   return run_job(JobKind::kBlockList, plan.words.width, unpack, args, blocks, ordering, meanwhile, served);
 }
 
+bool resident_idle(int device) {
+  if (device < 0 || device >= kMostDevices) return false;
+  DeviceRing& r = rings[device];
+  std::lock_guard<std::mutex> lock(r.mutex);
+  return wanted(device, r) && (r.ring == nullptr || load_acquire(&r.ring->running) == 0);
+}
+
+void start_resident(int device) {
+  if (device < 0 || device >= kMostDevices) return;
+  DeviceRing& r = rings[device];
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (!wanted(device, r)) return;
+  if (is_error(open_ring(device, r))) {
+    r.broken = true;
+    return;
+  }
+  if (load_acquire(&r.ring->running) == 0) launch(r);  // a failed launch marks the ring broken
+}
+
 int resident_kernel_blocks(int device) {
   if (device < 0 || device >= kMostDevices) return 1;
   std::atomic<int>& blocks = rings[device].blocks;
