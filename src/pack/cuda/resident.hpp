@@ -57,7 +57,7 @@ Status run_resident(bool unpack, const BlockListPlan& plan, const PieceTable& ta
 bool resident_idle(int device);
 
 // Starts the resident kernel of `device` for the windows to come, where it is wanted and not
-// running.
+// running; called once for each window launched because the kernel was idle.
 void start_resident(int device);
 
 // Thread blocks of the resident kernel of `device` (one cluster of GDDT_RESIDENT_BLOCKS where
@@ -71,10 +71,12 @@ int resident_multiprocessors(int device);
 // Asks every resident kernel to exit, waits for it and frees its ring.
 void stop_resident();
 
-// Jobs run and kernels launched since the process started (for tests and gddt-info).
+// Jobs run, kernels launched, and windows launched while the kernel started (resident_idle)
+// since the process started (for tests and gddt-info).
 struct ResidentCounts {
   std::uint64_t jobs = 0;
   std::uint64_t launches = 0;
+  std::uint64_t cold_windows = 0;
 };
 ResidentCounts resident_counts();
 
