@@ -16,6 +16,7 @@
 #include "mpi/p2p_sides.hpp"
 #include "mpi/pack_api.hpp"
 #include "pack/backend.hpp"
+#include "pack/engine.hpp"
 #include "protocol/cuda_awareness.hpp"
 #include "protocol/deferred.hpp"
 #include "protocol/peer/peers.hpp"
@@ -110,9 +111,13 @@ int isend(RequestSend call, bool buffered, bool persistent, const void* buf, int
 // A blocking receive of a message small enough for the resident kernel asks whether the legacy
 // default stream is idle before it waits for the message: the unpack then need not ask after the
 // message arrives. Work queued later may not touch the receive buffer until the call returns.
+// Not where the kernel is not wanted (a GPU shared with other processes, say): the query costs
+// 1.7 us.
 void check_order_before_waiting(Operation& operation) {
   const protocol::Message& message = operation.message;
   if (!message.kind.is_device() || !pack::resident_may_take(message.bytes())) return;
+  const pack::Backend& cuda = pack::backend_at(pack::kCudaSlot);
+  if (cuda.serves_now != nullptr && !cuda.serves_now(message.kind.device)) return;
   gpu::DeviceGuard guard(message.kind.device);
   bool idle = false;
   if (gpu::legacy_stream_idle(&idle) == GDDT_OK && idle) operation.ordering = pack::Ordering::kLegacyStreamIdle;

@@ -84,6 +84,10 @@ struct Backend {
   // Stops what pack_now and unpack_now keep running (at MPI_Finalize); a later call starts it
   // again.
   void (*stop)() = nullptr;
+  // Optional, with pack_now: false where it declines every window on `device` now (what it
+  // keeps running is not wanted there: the GPU is shared, say), so that a caller skips the
+  // preparations only it would need.
+  bool (*serves_now)(int device) = nullptr;
   // Optional (null where a backend has none; callers then move the windows one by one): the
   // moves of `count` windows queued on `stream` like pack and unpack, in as few launches as
   // the backend can. The windows' buffers must not overlap where one of them is written.

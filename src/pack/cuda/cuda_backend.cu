@@ -572,6 +572,7 @@ const Backend& cuda_backend() {
     b.pack_now = cuda_pack_now;
     b.unpack_now = cuda_unpack_now;
     b.stop = stop_resident;
+    b.serves_now = resident_wanted;
     b.pack_set = cuda_pack_set;
     b.unpack_set = cuda_unpack_set;
     b.load = load_kernels;

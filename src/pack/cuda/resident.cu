@@ -290,6 +290,13 @@ Status run_resident(bool unpack, const BlockListPlan& plan, const PieceTable& ta
   return run_job(JobKind::kBlockList, plan.words.width, unpack, args, blocks, ordering, meanwhile, served);
 }
 
+bool resident_wanted(int device) {
+  if (device < 0 || device >= kMostDevices || config::resident() == config::Resident::kOff) return false;
+  DeviceRing& r = rings[device];
+  std::lock_guard<std::mutex> lock(r.mutex);
+  return wanted(device, r);
+}
+
 bool resident_idle(int device) {
   if (device < 0 || device >= kMostDevices) return false;
   DeviceRing& r = rings[device];

@@ -50,6 +50,10 @@ Status run_resident(bool unpack, const BlockListPlan& plan, const PieceTable& ta
                     const void* packed, int blocks, Ordering ordering, const gpu::WhileWaiting& meanwhile,
                     bool* served);
 
+// Whether the resident kernel of `device` is wanted now (not off, broken, stepped aside, or on a
+// GPU other processes use).
+bool resident_wanted(int device);
+
 // Whether the resident kernel of `device` would take jobs but is not running (it idled out, or
 // never started). A job would then wait for it to start, 17-22 us for 4 KiB on an H200 against
 // 13 for a launch after the same pause (resident_probe): the caller launches the window
