@@ -220,6 +220,8 @@ fi
 if [[ $stages == *bench* ]]; then
   echo "=== how soon the host learns that a small kernel finished (us)"
   build/gpu-sysmpi/bench/completion_probe || status=1
+  echo "=== a small window by each way the CUDA backend moves it, and a piece table's upload (us)"
+  build/gpu-sysmpi/bench/resident_probe || status=1
   echo "=== pack benchmark"
   mpiexec -n 1 build/gpu-sysmpi/bench/gddt-bench-pack ${PACK_BENCH_ARGS:-} --csv "$out/pack.csv" >"$out/pack-bench.txt" 2>&1 || status=1
   tail -n 60 "$out/pack-bench.txt"
