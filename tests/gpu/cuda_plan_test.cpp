@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "pack/cuda/plan.hpp"
+#include "pack/cuda/resident.hpp"
 #include "random_cases.hpp"
 
 namespace gddt::pack::cuda_impl {
@@ -429,6 +430,31 @@ TEST(CudaPlan, WideIndexWhenPositionsPass31Bits) {
   ASSERT_TRUE(emulate_plan<std::uint64_t>(false, w, plan_window(w, typed, packed.data()), typed, packed.data()));
   gddt::testing::reference_move<true>(w, typed, expected.data());
   EXPECT_EQ(packed, expected);
+}
+
+// The resident kernel's step-aside (RestartWatch): three restarts in a row, each within the idle
+// time of the exit before it and after a kernel of few jobs; anything else starts the count anew.
+TEST(ResidentPolicy, StepsAsideAfterThreeAwaitedExitsInARow) {
+  constexpr std::uint64_t kIdle = 50000, kSoon = 8000, kLate = 900000, kFew = 3;
+  RestartWatch watch;
+  EXPECT_FALSE(watch.awaited(kSoon, kIdle, kFew));
+  EXPECT_FALSE(watch.awaited(kSoon, kIdle, kFew));
+  EXPECT_TRUE(watch.awaited(kSoon, kIdle, kFew));
+
+  RestartWatch broken;  // a late restart in between: windows that came by chance
+  EXPECT_FALSE(broken.awaited(kSoon, kIdle, kFew));
+  EXPECT_FALSE(broken.awaited(kSoon, kIdle, kFew));
+  EXPECT_FALSE(broken.awaited(kLate, kIdle, kFew));
+  EXPECT_FALSE(broken.awaited(kSoon, kIdle, kFew));
+  EXPECT_FALSE(broken.awaited(kSoon, kIdle, kFew));
+  EXPECT_TRUE(broken.awaited(kSoon, kIdle, kFew));
+
+  RestartWatch busy;  // kernels that saved more than the waits cost
+  for (int i = 0; i < 10; ++i) EXPECT_FALSE(busy.awaited(kSoon, kIdle, RestartWatch::kJobsWorthAWait));
+  EXPECT_FALSE(busy.awaited(kSoon, kIdle, RestartWatch::kJobsWorthAWait - 1));
+
+  RestartWatch at_the_edge;  // a gap of the whole idle time no longer counts
+  for (int i = 0; i < 10; ++i) EXPECT_FALSE(at_the_edge.awaited(kIdle, kIdle, kFew));
 }
 
 }  // namespace

@@ -78,7 +78,7 @@ struct DeviceRing {
   bool shared = false;
   std::uint64_t launched = 0;  // kernels started on this ring
   std::uint64_t posted_at_launch = 0;  // `posted` when the latest kernel started
-  int quick_restarts = 0;      // in a row (note_restart)
+  RestartWatch restarts;       // note_restart
   bool stepped_aside = false;  // the program waits for the kernel to exit: windows are launched
   std::chrono::steady_clock::time_point sharing_checked{};
   std::atomic<int> blocks{0};  // the kernel's blocks; 0 until first asked
@@ -125,19 +125,6 @@ Status open_ring(int device, DeviceRing& r) {
   return GDDT_OK;
 }
 
-// A program that synchronizes the whole device after each exchange (cudaDeviceSynchronize, say)
-// waits there until the kernel idles out, and its next window then comes just after the exit:
-// Stencil2D at 1024^2 lost 45-55 us an iteration so (performance.md). After kQuickRestarts
-// such restarts in a row, `auto` leaves this GPU's windows to launched kernels, which end with
-// their work. A restart counts as quick within the idle time of the exit: the host's calls
-// before the next window and the launch took 25-35 us there. A program whose windows merely come
-// a little more than the idle time apart loses little: it paid a launch for each anyway. Nor
-// does a kernel that took kJobsWorthAWait jobs or more before its exit count: each job saved
-// about 3.8 us against a launch (resident_probe: 6.9 against 10.7 us, an H200), so a wait of up
-// to the idle time (50 us) was worth it, as for a benchmark that synchronizes between its points.
-constexpr int kQuickRestarts = 3;
-constexpr std::uint64_t kJobsWorthAWait = 16;
-
 // With r.mutex held, the previous kernel exited: counts how soon after its predecessor's exit it
 // started.
 void note_restart(DeviceRing& r) {
@@ -145,14 +132,13 @@ void note_restart(DeviceRing& r) {
   const std::uint64_t gap = load_acquire(&r.ring->restart_gap_ns);
   GDDT_LOG(kDebug, "GPU %d: the last resident kernel started %.1f us after its predecessor's idle exit",
            static_cast<int>(&r - rings), static_cast<double>(gap) / 1000.0);
-  const bool few_jobs = r.posted - r.posted_at_launch < kJobsWorthAWait;
-  r.quick_restarts = gap < r.ring->idle_ns && few_jobs ? r.quick_restarts + 1 : 0;
-  if (r.quick_restarts < kQuickRestarts || config::resident() != config::Resident::kAuto) return;
+  const bool awaited = r.restarts.awaited(gap, r.ring->idle_ns, r.posted - r.posted_at_launch);
+  if (!awaited || config::resident() != config::Resident::kAuto) return;
   r.stepped_aside = true;
   GDDT_LOG(kInfo,
            "GPU %d: the program waited for the resident kernel to exit %d times in a row (a device-wide "
            "synchronization after each exchange?): its windows are launched from now on",
-           static_cast<int>(&r - rings), kQuickRestarts);
+           static_cast<int>(&r - rings), RestartWatch::kInARow);
 }
 
 // With r.mutex held and no kernel running: starts one at the oldest job not done. A cluster
@@ -354,7 +340,7 @@ void stop_resident() {
     r.posted = 0;
     r.launched = 0;
     r.posted_at_launch = 0;
-    r.quick_restarts = 0;
+    r.restarts = RestartWatch{};
     r.stepped_aside = false;
   }
 }

@@ -64,6 +64,33 @@ bool resident_idle(int device);
 // running; called once for each window launched because the kernel was idle.
 void start_resident(int device);
 
+// Whether a program waits for the resident kernel to exit. One that synchronizes the whole
+// device after each exchange (cudaDeviceSynchronize, say) waits until the kernel idles out, and
+// its next window then comes just after the exit: Stencil2D at 1024^2 lost 45-55 us an iteration
+// so (performance.md). After kInARow such restarts in a row, `auto` leaves the GPU's windows to
+// launched kernels, which end with their work. A restart counts within the idle time of the exit
+// (the host's calls before the next window and the launch took 25-35 us there; a program whose
+// windows merely come a little more than the idle time apart loses little, having paid a launch
+// for each anyway), and only after a kernel that took fewer than kJobsWorthAWait jobs: each job
+// saved about 3.8 us against a launch (resident_probe: 6.9 against 10.7 us, an H200), so a wait
+// of up to the idle time (50 us) was worth it, as for a benchmark that synchronizes between its
+// points.
+class RestartWatch {
+ public:
+  static constexpr int kInARow = 3;
+  static constexpr std::uint64_t kJobsWorthAWait = 16;
+
+  // A kernel started `gap_ns` after its predecessor's idle exit of `idle_ns`, which took `jobs`
+  // jobs: true once the program has waited for kInARow exits in a row.
+  bool awaited(std::uint64_t gap_ns, std::uint64_t idle_ns, std::uint64_t jobs) {
+    in_a_row_ = gap_ns < idle_ns && jobs < kJobsWorthAWait ? in_a_row_ + 1 : 0;
+    return in_a_row_ >= kInARow;
+  }
+
+ private:
+  int in_a_row_ = 0;
+};
+
 // Thread blocks of the resident kernel of `device` (one cluster of GDDT_RESIDENT_BLOCKS where
 // the GPU has clusters, else one), each on a multiprocessor of its own.
 int resident_kernel_blocks(int device);
