@@ -402,10 +402,7 @@ Status cuda_transcribe(const Window& from, const void* from_typed, const Window&
 template <bool kUnpack>
 Status launch_while_starting(const Window& w, const void* typed, const void* packed, int device, Ordering ordering,
                              const gpu::WhileWaiting& meanwhile, bool* served) {
-  if (ordering == Ordering::kCheckLegacyStream) {
-    bool idle = false;
-    if (gpu::legacy_stream_idle(&idle) != GDDT_OK || !idle) return GDDT_OK;
-  }
+  if (!legacy_stream_clear(ordering)) return GDDT_OK;
   gpu::Stream stream = nullptr;
   GDDT_CHECK(gpu::library_stream(device, &stream));
   GDDT_CHECK(move_window<kUnpack>(w, typed, packed, stream));

@@ -76,7 +76,6 @@ struct DeviceRing {
   std::uint64_t posted = 0;
   bool broken = false;  // a launch failed: this device moves windows the ordinary way from now on
   bool shared = false;
-  std::uint64_t launched = 0;  // kernels started on this ring
   std::uint64_t posted_at_launch = 0;  // `posted` when the latest kernel started
   RestartWatch restarts;       // note_restart
   bool stepped_aside = false;  // the program waits for the kernel to exit: windows are launched
@@ -119,6 +118,7 @@ Status open_ring(int device, DeviceRing& r) {
   }
   r.ring = static_cast<Ring*>(memory);
   r.ring->idle_ns = config::settings().resident_idle_us * 1000;
+  r.ring->restart_gap_ns = ~std::uint64_t{0};  // the first kernel follows no exit
   r.ring_on_device = static_cast<Ring*>(on_device);
   r.stream = static_cast<cudaStream_t>(stream);
   r.posted = 0;
@@ -128,7 +128,6 @@ Status open_ring(int device, DeviceRing& r) {
 // With r.mutex held, the previous kernel exited: counts how soon after its predecessor's exit it
 // started.
 void note_restart(DeviceRing& r) {
-  if (r.launched == 0) return;
   const std::uint64_t gap = load_acquire(&r.ring->restart_gap_ns);
   GDDT_LOG(kDebug, "GPU %d: the last resident kernel started %.1f us after its predecessor's idle exit",
            static_cast<int>(&r - rings), static_cast<double>(gap) / 1000.0);
@@ -167,7 +166,6 @@ Status launch(DeviceRing& r) {
     return status;
   }
   launches.fetch_add(1, std::memory_order_relaxed);
-  ++r.launched;
   r.posted_at_launch = r.posted;
   return GDDT_OK;
 }
@@ -180,13 +178,7 @@ Status post(int device, const Job& job, Ordering ordering, DeviceRing** ring, st
   DeviceRing& r = rings[device];
   std::lock_guard<std::mutex> lock(r.mutex);
   if (!wanted(device, r)) return GDDT_OK;
-  // A kernel the user queued on the legacy default stream may still write the typed buffer
-  // or read it; the ordinary path is ordered after it, the resident kernel is not.
-  // A query that fails (inside a stream capture, say) declines too: the ordinary path decides.
-  if (ordering == Ordering::kCheckLegacyStream) {
-    bool idle = false;
-    if (gpu::legacy_stream_idle(&idle) != GDDT_OK || !idle) return GDDT_OK;
-  }
+  if (!legacy_stream_clear(ordering)) return GDDT_OK;
   if (is_error(open_ring(device, r))) {
     r.broken = true;
     return GDDT_OK;
@@ -276,6 +268,15 @@ Status run_resident(bool unpack, const BlockListPlan& plan, const PieceTable& ta
   return run_job(JobKind::kBlockList, plan.words.width, unpack, args, blocks, ordering, meanwhile, served);
 }
 
+// A kernel the user queued on the legacy default stream may still write the typed buffer or read
+// it; the ordinary path is ordered after it, the resident kernel is not. A query that fails
+// (inside a stream capture, say) declines too: the ordinary path decides.
+bool legacy_stream_clear(Ordering ordering) {
+  if (ordering != Ordering::kCheckLegacyStream) return true;
+  bool idle = false;
+  return gpu::legacy_stream_idle(&idle) == GDDT_OK && idle;
+}
+
 bool resident_wanted(int device) {
   if (device < 0 || device >= kMostDevices || config::resident() == config::Resident::kOff) return false;
   DeviceRing& r = rings[device];
@@ -291,6 +292,7 @@ bool resident_idle(int device) {
 }
 
 void start_resident(int device) {
+  cold_windows.fetch_add(1, std::memory_order_relaxed);
   if (device < 0 || device >= kMostDevices) return;
   DeviceRing& r = rings[device];
   std::lock_guard<std::mutex> lock(r.mutex);
@@ -299,7 +301,6 @@ void start_resident(int device) {
     r.broken = true;
     return;
   }
-  cold_windows.fetch_add(1, std::memory_order_relaxed);
   if (load_acquire(&r.ring->running) == 0) launch(r);  // a failed launch marks the ring broken
 }
 
@@ -338,7 +339,6 @@ void stop_resident() {
     r.ring_on_device = nullptr;
     r.stream = nullptr;
     r.posted = 0;
-    r.launched = 0;
     r.posted_at_launch = 0;
     r.restarts = RestartWatch{};
     r.stepped_aside = false;

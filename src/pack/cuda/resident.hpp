@@ -50,6 +50,10 @@ Status run_resident(bool unpack, const BlockListPlan& plan, const PieceTable& ta
                     const void* packed, int blocks, Ordering ordering, const gpu::WhileWaiting& meanwhile,
                     bool* served);
 
+// False where `ordering` asks and work is still queued on the legacy default stream (or the
+// query fails): a window must then take the ordinary path, which is ordered after that stream.
+bool legacy_stream_clear(Ordering ordering);
+
 // Whether the resident kernel of `device` is wanted now (not off, broken, stepped aside, or on a
 // GPU other processes use).
 bool resident_wanted(int device);

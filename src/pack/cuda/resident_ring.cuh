@@ -53,7 +53,7 @@ struct Ring {
   std::uint32_t stop;              // host: exit once no job is posted
   std::uint64_t idle_ns;
   std::uint64_t exited_ns;       // kernel: its clock when it last exited for want of work, else 0
-  std::uint64_t restart_gap_ns;  // kernel: from that exit to its own start (~0 after none)
+  std::uint64_t restart_gap_ns;  // kernel: from that exit to its own start (~0 after none; so seeded)
   alignas(64) Slot slots[kJobSlots];
 };
 
