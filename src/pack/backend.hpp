@@ -47,6 +47,20 @@ inline bool resident_may_take(std::int64_t length) {
          static_cast<std::uint64_t>(length) <= config::settings().resident_max;
 }
 
+// A word in device memory through which two processes' GPUs order their moves with no host
+// between them (the peer protocol's eager path): a move waits until *at >= value, or sets *at =
+// value once its bytes are written. `at` null: none.
+struct DeviceFlag {
+  std::uint64_t* at = nullptr;
+  std::uint64_t value = 0;
+};
+
+// A move posted to what a backend keeps running (Backend::post_now), to be waited for later.
+struct Posted {
+  int device = -1;
+  std::uint64_t ticket = 0;  // 0: nothing posted
+};
+
 // Windows one launch of the CUDA backend's pack_set or unpack_set moves at most.
 constexpr int kSetMost = 8;
 
@@ -81,6 +95,18 @@ struct Backend {
                      const gpu::WhileWaiting& meanwhile, bool* served) = nullptr;
   Status (*unpack_now)(const Window& window, void* typed, const void* packed, Ordering ordering,
                        const gpu::WhileWaiting& meanwhile, bool* served) = nullptr;
+  // Optional, with pack_now: posts the move (an unpack where `unpack`) of a window like pack_now
+  // does and returns at once; it starts once `after` is reached and sets `signal` when done
+  // (either null: none). *served is false where pack_now would decline, and where what it keeps
+  // running is idle: a wait for it to start costs more than a launch, so it is started for the
+  // windows to come and the caller moves this one the ordinary way.
+  Status (*post_now)(bool unpack, const Window& window, const void* typed, const void* packed, DeviceFlag after,
+                     DeviceFlag signal, Ordering ordering, Posted* posted, bool* served) = nullptr;
+  // Waits for a posted move. *moved is false where it gave up waiting for its `after`: nothing was
+  // moved, and the caller moves the window the ordinary way, behind queue_flag_wait.
+  Status (*wait_posted)(const Posted& posted, const gpu::WhileWaiting& meanwhile, bool* moved) = nullptr;
+  // Queues on `stream` (of the current device) a wait until `flag` is reached.
+  Status (*queue_flag_wait)(DeviceFlag flag, gpu::Stream stream) = nullptr;
   // Stops what pack_now and unpack_now keep running (at MPI_Finalize); a later call starts it
   // again.
   void (*stop)() = nullptr;

@@ -46,8 +46,10 @@ struct PeerSend {
   std::vector<char> header;
   std::vector<char> marker = std::vector<char>(kMarkerBytes);
   MPI_Request header_request = MPI_REQUEST_NULL;
-  // The stream where the pack of the user's buffer may still run (CUDA IPC), until finish_send.
+  // The stream where the pack of the user's buffer may still run (CUDA IPC), until finish_send;
+  // or the pack posted to the resident kernel (the eager path).
   gpu::Stream packing = nullptr;
+  pack::Posted pack_posted;
   bool lends_buffer = false;  // Call::lends_buffer
   // The direct plane (peer/direct_send.cpp): the receiver may read the user's buffer itself until
   // the send settles its lending in `lent_slot` of the node table (finish_send).

@@ -16,6 +16,7 @@
 #include "pack/cuda/piece_tables.hpp"
 #include "pack/cuda/plan.hpp"
 #include "pack/cuda/resident.hpp"
+#include "pack/cuda/resident_windows.hpp"
 #include "pack/cuda/resident_ring.cuh"
 
 namespace gddt::pack {
@@ -240,6 +241,10 @@ Status launch_block_list_set(const SetMember* const* members, int count, cudaStr
 
 // ---- the backend -------------------------------------------------------------------------------
 
+}  // namespace
+
+namespace cuda_impl {
+
 Status check_window(const Window& w, const void* typed, const void* packed) {
   if (w.layout == nullptr || w.count < 0 || w.offset < 0 || w.length < 0) return GDDT_ERR_INVALID_ARG;
   if (w.length == 0) return GDDT_OK;
@@ -251,6 +256,10 @@ Status check_window(const Window& w, const void* typed, const void* packed) {
   if (first == 0 || packed == nullptr) return GDDT_ERR_BUFFER;
   return GDDT_OK;
 }
+
+}  // namespace cuda_impl
+
+namespace {
 
 template <bool kUnpack>
 Status move_window(const Window& w, const void* typed, const void* packed, gpu::Stream user_stream) {
@@ -275,6 +284,15 @@ Status move_window(const Window& w, const void* typed, const void* packed, gpu::
   }
   return GDDT_ERR_INTERNAL;
 }
+
+}  // namespace
+
+Status cuda_impl::launch_window(bool unpack, const Window& w, const void* typed, const void* packed,
+                                gpu::Stream stream) {
+  return unpack ? move_window<true>(w, typed, packed, stream) : move_window<false>(w, typed, packed, stream);
+}
+
+namespace {
 
 // The windows of `moves` in as few launches as their kernels allow: windows sharing a set key
 // go kSetMost to a launch, the others (copies, 64-bit indices, a key of their own) one by one.
@@ -395,65 +413,6 @@ Status cuda_transcribe(const Window& from, const void* from_typed, const Window&
   });
 }
 
-// A window for a resident kernel that is not running: launched on gddt's stream (ordered after
-// the legacy default stream), the kernel started behind it for the windows to come, then waited
-// for. Declined, as a job would be, while the caller must ask for the legacy default stream and
-// it is busy.
-template <bool kUnpack>
-Status launch_while_starting(const Window& w, const void* typed, const void* packed, int device, Ordering ordering,
-                             const gpu::WhileWaiting& meanwhile, bool* served) {
-  if (!legacy_stream_clear(ordering)) return GDDT_OK;
-  gpu::Stream stream = nullptr;
-  GDDT_CHECK(gpu::library_stream(device, &stream));
-  GDDT_CHECK(move_window<kUnpack>(w, typed, packed, stream));
-  start_resident(device);
-  GDDT_CHECK(gpu::stream_wait(stream, meanwhile));
-  *served = true;
-  return GDDT_OK;
-}
-
-// The resident kernel's version of move_window: the same plan, run by the kernel kept on the
-// device (resident.hpp) and waited for; a window inside one block too: synchronous copies of 4
-// to 64 KiB took 0.9-2.4 us longer than an empty launch + synchronize through the copy engine
-// and mostly less through the resident kernel, on an H100 (performance.md). Windows larger or
-// more scattered than its blocks take quickly go to a launch.
-template <bool kUnpack>
-Status move_now(const Window& w, const void* typed, const void* packed, Ordering ordering,
-                const gpu::WhileWaiting& meanwhile, bool* served) {
-  *served = false;
-  if (!resident_may_take(w.length)) return GDDT_OK;
-  GDDT_CHECK(check_window(w, typed, packed));
-  if (w.length == 0) return GDDT_OK;
-  const int device = gpu::current_device();
-  WindowPlan plan = plan_window(w, typed, packed);
-  if (plan.kind == WindowPlan::Kind::kCopy) {
-    plan.kind = WindowPlan::Kind::kStrided;
-    plan.strided = plan_range(plan.copy_offset, typed, packed, w.length);
-  }
-  const std::uint64_t sectors = typed_sectors(w, word_plan(plan)->width);
-  const int blocks = resident_blocks_for(w.length, sectors, resident_kernel_blocks(device));
-  if (blocks == 0) return GDDT_OK;
-  if (resident_idle(device)) return launch_while_starting<kUnpack>(w, typed, packed, device, ordering, meanwhile, served);
-  if (plan.kind == WindowPlan::Kind::kStrided) {
-    return run_resident(kUnpack, plan.strided, typed, packed, blocks, ordering, meanwhile, served);
-  }
-  gpu::Stream upload = nullptr;
-  GDDT_CHECK(gpu::library_stream(device, &upload));
-  PieceTable table;
-  GDDT_CHECK(device_piece_table(*w.layout, device, static_cast<cudaStream_t>(upload), &table));
-  return run_resident(kUnpack, plan.block_list, table, typed, packed, blocks, ordering, meanwhile, served);
-}
-
-Status cuda_pack_now(const Window& window, const void* typed, void* packed, Ordering ordering,
-                     const gpu::WhileWaiting& meanwhile, bool* served) {
-  return move_now<false>(window, typed, packed, ordering, meanwhile, served);
-}
-
-Status cuda_unpack_now(const Window& window, void* typed, const void* packed, Ordering ordering,
-                       const gpu::WhileWaiting& meanwhile, bool* served) {
-  return move_now<true>(window, typed, packed, ordering, meanwhile, served);
-}
-
 Status cuda_pack(const Window& window, const void* typed, void* packed, gpu::Stream stream) {
   return move_window<false>(window, typed, packed, stream);
 }
@@ -494,6 +453,7 @@ Status load_kernels() {
   GDDT_BLOCK_LIST_INSTANCES(GDDT_LOAD_INSTANCES, false)
   GDDT_BLOCK_LIST_INSTANCES(GDDT_LOAD_INSTANCES, true)
   GDDT_TRANSCRIBE_INSTANCES(GDDT_LOAD_TRANSCRIBE)
+  GDDT_CHECK(load_kernel(reinterpret_cast<const void*>(wait_flag_kernel)));
   return load_kernel(reinterpret_cast<const void*>(resident_kernel));
 }
 
@@ -510,8 +470,11 @@ const Backend& cuda_backend() {
     b.typed_cost = b.packed_cost = {kUnreachable, 4, 1, 1, kUnreachable};
     b.pack = cuda_pack;
     b.unpack = cuda_unpack;
-    b.pack_now = cuda_pack_now;
-    b.unpack_now = cuda_unpack_now;
+    b.pack_now = resident_pack_now;
+    b.unpack_now = resident_unpack_now;
+    b.post_now = resident_post_now;
+    b.wait_posted = wait_resident;
+    b.queue_flag_wait = queue_flag_wait;
     b.stop = stop_resident;
     b.serves_now = resident_wanted;
     b.pack_set = cuda_pack_set;

@@ -202,10 +202,13 @@ Status post(int device, const Job& job, Ordering ordering, DeviceRing** ring, st
 // the context, and `running` then stays set).
 constexpr unsigned kPollsPerHealthCheck = 1024;
 
-Status wait(DeviceRing& r, std::uint64_t ticket, const gpu::WhileWaiting& meanwhile) {
+Status wait(DeviceRing& r, std::uint64_t ticket, const gpu::WhileWaiting& meanwhile, bool* moved) {
   for (unsigned polls = 1;; ++polls) {
     const std::uint32_t running = load_acquire(&r.ring->running);  // before `done`: see the kernel's note
-    if (load_acquire(&r.ring->done) >= ticket) return GDDT_OK;
+    if (load_acquire(&r.ring->done) >= ticket) {
+      *moved = load_acquire(&r.ring->gave_up) != ticket;
+      return GDDT_OK;
+    }
     if (running == 0) {
       std::lock_guard<std::mutex> lock(r.mutex);
       if (load_acquire(&r.ring->running) == 0 && load_acquire(&r.ring->done) < ticket) GDDT_CHECK(launch(r));
@@ -231,8 +234,8 @@ int words_per_thread(JobKind kind, int width, const WindowWords<std::uint32_t>& 
 }
 
 template <typename Args>
-Status run_job(JobKind kind, int width, bool unpack, Args args, int blocks, Ordering ordering,
-               const gpu::WhileWaiting& meanwhile, bool* served) {
+Status post_job(JobKind kind, int width, bool unpack, Args args, int blocks, DeviceFlag after, DeviceFlag signal,
+                Ordering ordering, Posted* posted, bool* served) {
   args.window.words_per_thread = words_per_thread(kind, width, args.window, blocks);
   static_assert(sizeof(Args) <= sizeof(Job::args), "job arguments fit a ring slot");
   Job job{};
@@ -240,32 +243,49 @@ Status run_job(JobKind kind, int width, bool unpack, Args args, int blocks, Orde
   job.width = static_cast<std::uint32_t>(width);
   job.unpack = unpack ? 1 : 0;
   job.blocks = static_cast<std::uint32_t>(blocks);
+  job.wait_at = reinterpret_cast<std::uintptr_t>(after.at);
+  job.wait_value = after.value;
+  job.signal_at = reinterpret_cast<std::uintptr_t>(signal.at);
+  job.signal_value = signal.value;
   std::memcpy(job.args, &args, sizeof(Args));
+  const int device = gpu::current_device();
   DeviceRing* ring = nullptr;
-  std::uint64_t ticket = 0;
-  GDDT_CHECK(post(gpu::current_device(), job, ordering, &ring, &ticket, served));
+  GDDT_CHECK(post(device, job, ordering, &ring, &posted->ticket, served));
   if (!*served) return GDDT_OK;
+  posted->device = device;
   jobs_run.fetch_add(1, std::memory_order_relaxed);
-  return wait(*ring, ticket, meanwhile);
+  return GDDT_OK;
 }
 
 }  // namespace
 
-Status run_resident(bool unpack, const StridedPlan& plan, const void* typed, const void* packed, int blocks,
-                    Ordering ordering, const gpu::WhileWaiting& meanwhile, bool* served) {
+Status post_resident(bool unpack, const StridedPlan& plan, const void* typed, const void* packed, int blocks,
+                     DeviceFlag after, DeviceFlag signal, Ordering ordering, Posted* posted, bool* served) {
   *served = false;
   if (!fits_narrow_index(plan.words.largest_operand)) return GDDT_OK;
   const StridedArgs<std::uint32_t> args = strided_args<std::uint32_t>(plan, typed, packed);
-  return run_job(JobKind::kStrided, plan.words.width, unpack, args, blocks, ordering, meanwhile, served);
+  return post_job(JobKind::kStrided, plan.words.width, unpack, args, blocks, after, signal, ordering, posted, served);
 }
 
-Status run_resident(bool unpack, const BlockListPlan& plan, const PieceTable& table, const void* typed,
-                    const void* packed, int blocks, Ordering ordering, const gpu::WhileWaiting& meanwhile,
-                    bool* served) {
+Status post_resident(bool unpack, const BlockListPlan& plan, const PieceTable& table, const void* typed,
+                     const void* packed, int blocks, DeviceFlag after, DeviceFlag signal, Ordering ordering,
+                     Posted* posted, bool* served) {
   *served = false;
   if (!fits_narrow_index(plan.words.largest_operand) || shared_table_bytes(table) == 0) return GDDT_OK;
   const BlockListArgs<std::uint32_t> args = block_list_args<std::uint32_t>(plan, table, typed, packed);
-  return run_job(JobKind::kBlockList, plan.words.width, unpack, args, blocks, ordering, meanwhile, served);
+  return post_job(JobKind::kBlockList, plan.words.width, unpack, args, blocks, after, signal, ordering, posted,
+                  served);
+}
+
+Status wait_resident(const Posted& posted, const gpu::WhileWaiting& meanwhile, bool* moved) {
+  *moved = false;
+  if (posted.device < 0 || posted.device >= kMostDevices) return GDDT_ERR_INTERNAL;
+  DeviceRing& r = rings[posted.device];
+  if (r.ring == nullptr) {  // stop_resident ran every job posted before it
+    *moved = true;
+    return GDDT_OK;
+  }
+  return wait(r, posted.ticket, meanwhile, moved);
 }
 
 // A kernel the user queued on the legacy default stream may still write the typed buffer or read
@@ -291,8 +311,9 @@ bool resident_idle(int device) {
   return wanted(device, r) && (r.ring == nullptr || load_acquire(&r.ring->running) == 0);
 }
 
+void note_cold_window() { cold_windows.fetch_add(1, std::memory_order_relaxed); }
+
 void start_resident(int device) {
-  cold_windows.fetch_add(1, std::memory_order_relaxed);
   if (device < 0 || device >= kMostDevices) return;
   DeviceRing& r = rings[device];
   std::lock_guard<std::mutex> lock(r.mutex);

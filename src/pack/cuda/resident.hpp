@@ -38,17 +38,20 @@ inline int resident_blocks_for(std::int64_t length, std::uint64_t sectors, int k
   return too_much ? 0 : kernel_blocks;
 }
 
-// Moves one planned window with 32-bit indices by `blocks` blocks of the resident kernel of
-// the current device (resident_blocks_for; at most resident_kernel_blocks) and waits for it.
-// *served is false where it declines (resident kernels off or unwanted on this GPU, the ring
-// full, work still queued on the legacy default stream (asked unless `ordering` says the
-// caller did), a piece table too large for shared memory, a launch that failed); nothing was
-// done then.
-Status run_resident(bool unpack, const StridedPlan& plan, const void* typed, const void* packed, int blocks,
-                    Ordering ordering, const gpu::WhileWaiting& meanwhile, bool* served);
-Status run_resident(bool unpack, const BlockListPlan& plan, const PieceTable& table, const void* typed,
-                    const void* packed, int blocks, Ordering ordering, const gpu::WhileWaiting& meanwhile,
-                    bool* served);
+// Posts the move of one planned window with 32-bit indices to `blocks` blocks of the resident
+// kernel of the current device (resident_blocks_for; at most resident_kernel_blocks), waiting
+// for `after` first and setting `signal` once done (Backend::post_now); wait_resident waits for
+// it. *served is false where it declines (resident kernels off or unwanted on this GPU, the ring
+// full, work still queued on the legacy default stream (asked unless `ordering` says the caller
+// did), a piece table too large for shared memory, a launch that failed); nothing was posted then.
+Status post_resident(bool unpack, const StridedPlan& plan, const void* typed, const void* packed, int blocks,
+                     DeviceFlag after, DeviceFlag signal, Ordering ordering, Posted* posted, bool* served);
+Status post_resident(bool unpack, const BlockListPlan& plan, const PieceTable& table, const void* typed,
+                     const void* packed, int blocks, DeviceFlag after, DeviceFlag signal, Ordering ordering,
+                     Posted* posted, bool* served);
+
+// Waits for a posted job; *moved false where it gave up waiting for its `after` flag.
+Status wait_resident(const Posted& posted, const gpu::WhileWaiting& meanwhile, bool* moved);
 
 // False where `ordering` asks and work is still queued on the legacy default stream (or the
 // query fails): a window must then take the ordinary path, which is ordered after that stream.
@@ -65,8 +68,11 @@ bool resident_wanted(int device);
 bool resident_idle(int device);
 
 // Starts the resident kernel of `device` for the windows to come, where it is wanted and not
-// running; called once for each window launched because the kernel was idle.
+// running.
 void start_resident(int device);
+
+// Counts a window launched because the kernel was idle (ResidentCounts::cold_windows).
+void note_cold_window();
 
 // Whether a program waits for the resident kernel to exit. One that synchronizes the whole
 // device after each exchange (cudaDeviceSynchronize, say) waits until the kernel idles out, and

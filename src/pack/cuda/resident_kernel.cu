@@ -19,6 +19,12 @@ __device__ __forceinline__ std::uint64_t load_relaxed_system(const std::uint64_t
   return value;
 }
 
+__device__ __forceinline__ std::uint64_t load_acquire_system(const std::uint64_t* at) {
+  unsigned long long value;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(value) : "l"(at) : "memory");
+  return value;
+}
+
 __device__ __forceinline__ void store_release_system(std::uint64_t* at, std::uint64_t value) {
   asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(at), "l"(static_cast<unsigned long long>(value)) : "memory");
 }
@@ -66,6 +72,16 @@ __device__ bool wait_for_job(Ring* ring, std::uint64_t next, Job* job) {
   }
 }
 
+// Thread 0: whether the word `job` waits for reached its value within kFlagPatienceNs.
+__device__ bool flag_reached(const Job& job) {
+  const auto* at = reinterpret_cast<const std::uint64_t*>(job.wait_at);
+  const std::uint64_t since = nanoseconds();
+  while (load_acquire_system(at) < job.wait_value) {
+    if (nanoseconds() - since > kFlagPatienceNs) return false;
+  }
+  return true;
+}
+
 template <int W, bool kUnpack>
 __device__ void run_width(const Job& job, BlockShare share, uint4* shared_table) {
   if (share.block >= share.blocks) return;  // a block this job does not need
@@ -98,6 +114,7 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_kernel(Ring* rin
   __shared__ Job job;
   __shared__ uint4 shared_table[kMaxSharedTableBytes / sizeof(uint4)];
   __shared__ bool exit_now;
+  __shared__ bool gave_up;  // the leader's job waited for its word in vain: nothing is moved
   const cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
   const unsigned cluster_blocks = cluster.num_blocks();
   const unsigned rank = cluster.block_rank();
@@ -115,7 +132,13 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_kernel(Ring* rin
         if (threadIdx.x == 0) exit_now = !found;
       }
       __syncthreads();
-      together = cluster_blocks > 1 && (exit_now || job.blocks > 1);
+      if (!exit_now && job.wait_at != 0) {
+        if (threadIdx.x == 0) gave_up = !flag_reached(job);
+        __syncthreads();  // the block reads what the other process wrote before the word only after it
+      } else if (threadIdx.x == 0) {
+        gave_up = false;
+      }
+      together = cluster_blocks > 1 && (exit_now || (job.blocks > 1 && !gave_up));
     }
     if (together) {
       cluster.sync();
@@ -131,9 +154,10 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_kernel(Ring* rin
     }
     if (exit_now) break;
     const BlockShare share{together ? min(job.blocks, cluster_blocks) : 1u, rank};
-    if (job.unpack != 0) {
+    const bool moves = together || !gave_up;  // followers take only jobs whose wait succeeded
+    if (moves && job.unpack != 0) {
       run<true>(job, share, shared_table);
-    } else {
+    } else if (moves) {
       run<false>(job, share, shared_table);
     }
     __syncthreads();  // every thread's bytes are written, and nobody still reads `job`
@@ -141,7 +165,14 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_kernel(Ring* rin
     if (threadIdx.x == 0) __threadfence_system();
     if (together) cluster.sync();
     ++next;
-    if (rank == 0 && threadIdx.x == 0) store_release_system(&ring->done, next);
+    if (rank == 0 && threadIdx.x == 0) {
+      if (!moves) {
+        ring->gave_up = next;
+      } else if (job.signal_at != 0) {
+        store_release_system(reinterpret_cast<std::uint64_t*>(job.signal_at), job.signal_value);
+      }
+      store_release_system(&ring->done, next);
+    }
   }
   if (cluster_blocks > 1) cluster.sync();  // no block exits while another still reads its shared memory
   if (rank == 0 && threadIdx.x == 0) {
@@ -149,6 +180,10 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_kernel(Ring* rin
     __threadfence_system();
     *reinterpret_cast<volatile std::uint32_t*>(&ring->running) = 0;
   }
+}
+
+__global__ void wait_flag_kernel(const std::uint64_t* at, std::uint64_t value) {
+  while (load_acquire_system(at) < value) __nanosleep(256);
 }
 
 }  // namespace gddt::pack::cuda_impl

@@ -12,6 +12,14 @@
 // a new kernel from `done`. So a job posted just as the kernel decided to exit still runs.
 // Each kernel notes how soon after the last one's idle exit it started (resident.cu reads it to
 // tell a program that waits for the whole device).
+//
+// A job may wait for a word in device memory (another process's GPU, mapped through CUDA IPC)
+// before it moves its window, and set a word of its own after: the peer protocol's eager path
+// orders a receiver's unpack after the sender's pack so, with no host between them. A job waits
+// only for a job posted before it, and a job that sets a word never waits, so rings whose
+// waiting jobs block the jobs behind them never wait for each other in a circle. The wait is
+// bounded (kFlagPatienceNs): a job that gives up moves nothing and is named in `gave_up`, and its
+// caller moves the window the ordinary way after a launched wait (wait_flag_kernel).
 #pragma once
 
 #include <algorithm>
@@ -36,6 +44,10 @@ struct alignas(16) Job {
   std::uint32_t width;
   std::uint32_t unpack;
   std::uint32_t blocks;  // of the cluster that move the window
+  std::uint64_t wait_at;  // device address of a word to wait for (0: none) until it is >= wait_value
+  std::uint64_t wait_value;
+  std::uint64_t signal_at;  // device address of a word set to signal_value once the window is written (0: none)
+  std::uint64_t signal_value;
   alignas(16) unsigned char args[(kArgsBytes + 15) / 16 * 16];  // StridedArgs or BlockListArgs
 };
 
@@ -54,12 +66,20 @@ struct Ring {
   std::uint64_t idle_ns;
   std::uint64_t exited_ns;       // kernel: its clock when it last exited for want of work, else 0
   std::uint64_t restart_gap_ns;  // kernel: from that exit to its own start (~0 after none; so seeded)
+  std::uint64_t gave_up;         // kernel: the `done` value of the latest job whose wait it gave up
   alignas(64) Slot slots[kJobSlots];
 };
+
+// How long a job waits for its word before it gives up: a sender's pack posted to a running kernel
+// sets it within microseconds, and meanwhile every job behind it waits too.
+constexpr std::uint64_t kFlagPatienceNs = 100000;
 
 GDDT_HOST_DEVICE std::uint32_t stamp_of(std::uint64_t job_index) { return static_cast<std::uint32_t>(job_index + 1); }
 
 // Takes the jobs of `ring` from job `next` on, until it stops or idles long enough to exit.
 __global__ void resident_kernel(Ring* ring, std::uint64_t next);
+
+// The launched counterpart of a job's wait: returns once *at >= value.
+__global__ void wait_flag_kernel(const std::uint64_t* at, std::uint64_t value);
 
 }  // namespace gddt::pack::cuda_impl

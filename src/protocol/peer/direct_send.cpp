@@ -118,6 +118,7 @@ Status send_copy(PeerSend& send) {
 bool lends_user_buffer(const Operation& operation, gpu::IpcExport* lent, std::vector<char>* wire) {
   const Message& message = operation.message;
   if (operation.route != Route::kPeerIpc || !operation.peer->lends_buffer || !config::settings().peer_direct ||
+      eager_sized(message.bytes()) ||
       message.kind.type != GDDT_MEMORY_DEVICE || library_cuda_aware() || operation.channel == nullptr ||
       !lends_to(message.kind.device,
                 operation.channel->slot_of_rank[static_cast<std::size_t>(operation.peer->dest)], message.bytes()))

@@ -188,6 +188,25 @@ struct PackEvent {
   unsigned char handle[gpu::kIpcHandleBytes] = {};
 };
 
+// --- the eager path's flags (flags.cpp) ---
+
+struct Header;
+
+// A word of GPU `device`'s flag allocation lent to one transfer until its release: the sender's
+// resident pack sets it to flag.value, and the receiver's unpack waits for that value.
+struct FlagLease {
+  int device = -1;
+  int slot = -1;  // -1: none
+  pack::DeviceFlag flag;
+};
+
+// False where no flag is free, or the GPU's flags could not be had.
+bool take_flag(int device, FlagLease* lease);
+void give_back(const FlagLease& lease);
+// Names the lease's word and value in the header (flag_*).
+Status name_flag(const FlagLease& lease, Header* header);
+void free_flags();
+
 // Events recorded after the packs of a staged message's parts.
 gpu::EventPool& part_events();
 bool take_pack_event(int device, PackEvent* taken);
@@ -204,6 +223,8 @@ struct Pending {
   std::shared_ptr<Staging> staging;  // shared by the parts of a staged message
   std::int64_t scratch_held = 0;  // device scratch counted in scratch_held_for_ipc
   PackEvent pack_event;           // lent to the transfer until its release (id 0: none)
+  FlagLease flag;                 // likewise (slot -1: none)
+  pack::Posted pack_posted;       // the pack that sets it (ticket 0: none)
 };
 
 // Device scratch that transfers through CUDA IPC hold until their release: at most half of
@@ -268,6 +289,13 @@ struct Header {
   std::uint32_t event_id = 0;
   std::uint64_t event_local = 0;
   unsigned char event_handle[gpu::kIpcHandleBytes] = {};
+  // The eager path (flags.cpp): the word of the sender's allocation `flag_buffer_id` that its
+  // resident kernel sets to `flag_value` once the pack is done (0: no flag; the event says when).
+  std::uint64_t flag_value = 0;
+  std::uint64_t flag_buffer_id = 0;
+  std::uint64_t flag_base = 0;
+  std::uint64_t flag_offset = 0;
+  unsigned char flag_handle[gpu::kIpcHandleBytes] = {};
 };
 
 // Tags on the data twin, within what every library allows (MPI_TAG_UB >= 32767): a transfer's data
@@ -305,6 +333,9 @@ void end_keeping_mappings();
 
 void close_mappings();
 
+// The sender's flag of `header` (flag_value != 0) as GPU `device` of this process reads it.
+Status flag_of(const Header& header, int device, pack::DeviceFlag* flag);
+
 // The sender's pack event of `header` as GPU `device` of this process waits for it.
 Status pack_event_of(const Header& header, int device, gpu::Event* event);
 void close_opened_events();
@@ -320,6 +351,10 @@ void send_held_releases(bool wait);
 Status release_scratch(gpu::Stream reading, MPI_Comm data, int sender, int transfer, Status* outcome, bool* held);
 
 // --- the routing model and the peer rows of the transport table (transports.cpp) ---
+
+// Whether a message of `bytes` packed bytes is below GDDT_PEER_IPC_MIN: CUDA IPC moves it only on
+// the eager path (GDDT_PEER_EAGER), packed into scratch, never lent (the direct plane).
+bool eager_sized(std::int64_t bytes);
 
 // Whether another process's GPU may reach `message`'s buffer in place (a lent send's, a receive's
 // asked to be written): its span lies in a device allocation CUDA IPC exports (*exported) of at
@@ -370,7 +405,11 @@ Status receive_staged(Operation& operation, const Header& header, int source, Ch
 // `device`). Where the GPU packs it, the pack is left running: an event recorded after it, lent as
 // *event, goes in *header for the receiver's GPU to wait for, and the send waits for the pack when
 // it completes (finish_send). Without an event to lend, it waits now.
-Status queue_ipc_pack(Operation& operation, const Staging& staging, int device, Header* header, PackEvent* event);
+// Small messages take the eager path first: the pack is posted to the running resident kernel,
+// which sets a flag (*flag, named in *header) that the receiver's GPU waits for; the send waits
+// for the pack when it completes (finish_send).
+Status queue_ipc_pack(Operation& operation, const Staging& staging, int device, Header* header, PackEvent* event,
+                      FlagLease* flag);
 
 // Exposes the packed bytes in `staging` through CUDA IPC (the header's plane and names); false
 // where the staging is not device scratch CUDA IPC exports.
@@ -378,7 +417,7 @@ bool expose_scratch(const Staging& staging, Header* header);
 
 // Keeps the scratch of a message exposed through CUDA IPC until the receiver's release.
 Status hold_until_release(Channel& channel, int dest, const Header& header, std::shared_ptr<Staging> staging,
-                          PackEvent pack_event);
+                          PackEvent pack_event, FlagLease flag = {}, pack::Posted pack_posted = {});
 
 // Where the bytes that `header` names (its offset in the sender's allocation) are for this
 // process, and the GPU that reads them into the receive of `message` (reading_gpu): mapped through

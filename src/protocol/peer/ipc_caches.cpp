@@ -55,10 +55,11 @@ Mappings& mappings() {
   return *instance;
 }
 
-Status mapping_of(const Header& header, int device, void** base) {
+Status mapping_of(std::int32_t pid, std::uint64_t buffer_id, const unsigned char (&handle)[gpu::kIpcHandleBytes],
+                  int device, void** base) {
   Mappings& m = mappings();
   std::lock_guard<std::mutex> lock(m.mutex);
-  const auto key = std::make_tuple(header.pid, header.buffer_id, device);
+  const auto key = std::make_tuple(pid, buffer_id, device);
   auto found = m.open.find(key);
   if (found != m.open.end()) {
     found->second.last_use = ++m.uses;
@@ -76,7 +77,7 @@ Status mapping_of(const Header& header, int device, void** base) {
       m.open.erase(oldest);
     }
   }
-  GDDT_CHECK(gpu::ipc_open(header.handle, device, base));
+  GDDT_CHECK(gpu::ipc_open(handle, device, base));
   counters::add(counters::Counter::kPeerIpcMappings, 1);
   m.open[key] = Mapping{device, *base, ++m.uses};
   return GDDT_OK;
@@ -132,8 +133,18 @@ Status user_work_done(int device) {
 
 Status map_named(const Header& named, int device, char** at) {
   void* base = reinterpret_cast<void*>(static_cast<std::uintptr_t>(named.base));
-  if (named.pid != static_cast<std::int32_t>(getpid())) GDDT_CHECK(mapping_of(named, device, &base));
+  if (named.pid != static_cast<std::int32_t>(getpid()))
+    GDDT_CHECK(mapping_of(named.pid, named.buffer_id, named.handle, device, &base));
   *at = static_cast<char*>(base) + named.offset;
+  return GDDT_OK;
+}
+
+Status flag_of(const Header& header, int device, pack::DeviceFlag* flag) {
+  void* base = reinterpret_cast<void*>(static_cast<std::uintptr_t>(header.flag_base));
+  if (header.pid != static_cast<std::int32_t>(getpid()))
+    GDDT_CHECK(mapping_of(header.pid, header.flag_buffer_id, header.flag_handle, device, &base));
+  flag->at = reinterpret_cast<std::uint64_t*>(static_cast<char*>(base) + header.flag_offset);
+  flag->value = header.flag_value;
   return GDDT_OK;
 }
 

@@ -59,9 +59,10 @@ std::shared_ptr<Channel> channel_kept(MPI_Comm comm);
 // receive may be handed a marker; null where it may not.
 std::shared_ptr<Channel> watching(MPI_Comm comm, std::int64_t capacity);
 
-// Whether CUDA IPC may serve `message` (GDDT_IPC=on, or auto through a library that is not
-// CUDA-aware; device memory; at least GDDT_PEER_IPC_MIN bytes): a send's first condition for it,
-// and what a watched receive expects of the messages that fill it.
+// Whether CUDA IPC may serve `message` (device memory; GDDT_IPC=on, or auto through a library
+// that is not CUDA-aware, from GDDT_PEER_IPC_MIN bytes; below, the eager path where GDDT_IPC is
+// not off and the resident kernel serves the GPU now): a send's first condition for it, and what
+// a watched receive expects of the messages that fill it.
 bool awaits_ipc(const Message& message);
 
 // Publishes the GPU of a watched device receive to the node's senders (GDDT_IPC=auto asks whether

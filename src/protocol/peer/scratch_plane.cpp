@@ -30,15 +30,47 @@ int reading_gpu(const Message& message, const Header& header, int source) {
 // gddt's stream of GPU `device` (the current one), made to wait for the sender's pack of `header`.
 Status stream_after_pack(const Header& header, int device, gpu::Stream* stream) {
   GDDT_CHECK(gpu::library_stream(device, stream));
+  if (header.flag_value != 0) {
+    pack::DeviceFlag flag;
+    GDDT_CHECK(flag_of(header, device, &flag));
+    const pack::Backend& cuda = within(GDDT_MEMORY_DEVICE);
+    return cuda.queue_flag_wait != nullptr ? cuda.queue_flag_wait(flag, *stream) : GDDT_ERR_INTERNAL;
+  }
   if (header.event_id == 0) return GDDT_OK;
   gpu::Event packed_event = nullptr;
   GDDT_CHECK(pack_event_of(header, device, &packed_event));
   return gpu::stream_wait_event(*stream, packed_event);
 }
 
+// The eager path's pack: posted to the running resident kernel of `device`, which sets a flag once
+// the bytes are in `staging`; *posted false where it declines (no flag free, a window it does not
+// take, the kernel idle or unwanted).
+Status post_flagged_pack(Operation& operation, const Staging& staging, int device, Header* header, FlagLease* flag,
+                         bool* posted) {
+  *posted = false;
+  const Message& message = operation.message;
+  const pack::Backend& cuda = within(GDDT_MEMORY_DEVICE);
+  if (cuda.post_now == nullptr || !pack::resident_may_take(message.bytes()) || !take_flag(device, flag)) return GDDT_OK;
+  gpu::DeviceGuard guard(device);
+  const pack::Window window{message.layout.get(), message.count, 0, message.bytes()};
+  const Status status = cuda.post_now(false, window, message.typed(), staging.data(), {}, flag->flag,
+                                      operation.ordering, &operation.peer->pack_posted, posted);
+  if (is_error(status) || !*posted) {
+    give_back(*flag);
+    *flag = FlagLease{};
+    return status;
+  }
+  counters::add(counters::Counter::kPeerEagerPacks, 1);
+  return name_flag(*flag, header);
+}
+
 }  // namespace
 
-Status queue_ipc_pack(Operation& operation, const Staging& staging, int device, Header* header, PackEvent* event) {
+Status queue_ipc_pack(Operation& operation, const Staging& staging, int device, Header* header, PackEvent* event,
+                      FlagLease* flag) {
+  bool posted = false;
+  GDDT_CHECK(post_flagged_pack(operation, staging, device, header, flag, &posted));
+  if (posted) return GDDT_OK;
   gpu::Stream stream = nullptr;
   const gpu::WhileWaiting meanwhile = meanwhile_for(operation);
   GDDT_CHECK(queue_pack(operation.message, staging, &stream, meanwhile));
@@ -67,7 +99,7 @@ bool expose_scratch(const Staging& staging, Header* header) {
 }
 
 Status hold_until_release(Channel& channel, int dest, const Header& header, std::shared_ptr<Staging> staging,
-                          PackEvent pack_event) {
+                          PackEvent pack_event, FlagLease flag, pack::Posted pack_posted) {
   Pending pending;
   if (PMPI_Irecv(nullptr, 0, MPI_BYTE, dest, kReleaseTags + header.transfer, channel.data, &pending.request) !=
       MPI_SUCCESS)
@@ -75,6 +107,8 @@ Status hold_until_release(Channel& channel, int dest, const Header& header, std:
   pending.scratch_held = header.bytes;
   scratch_held_for_ipc.fetch_add(header.bytes);
   pending.pack_event = pack_event;
+  pending.flag = flag;
+  pending.pack_posted = pack_posted;
   pending.staging = std::move(staging);
   linger(std::move(pending));
   return GDDT_OK;
@@ -101,6 +135,31 @@ Status land_and_unpack(Operation& operation, const void* packed, std::int64_t by
   return unpack_message(message, landing, bytes, nullptr, meanwhile_for(operation), operation.ordering);
 }
 
+namespace {
+
+// The eager path's unpack: posted to the running resident kernel of the current device `device`,
+// which waits for the sender's flag and then unpacks, and waited for; *moved false where the
+// kernel declines or gave up waiting (nothing was written then).
+Status unpack_after_flag(Operation& operation, const Header& header, std::int64_t bytes, int device,
+                         const char* packed, bool* moved) {
+  *moved = false;
+  const Message& message = operation.message;
+  const pack::Backend& cuda = within(GDDT_MEMORY_DEVICE);
+  if (cuda.post_now == nullptr) return GDDT_OK;
+  pack::DeviceFlag after;
+  GDDT_CHECK(flag_of(header, device, &after));
+  const pack::Window window{message.layout.get(), message.count, 0, bytes};
+  pack::Posted posted;
+  bool served = false;
+  GDDT_CHECK(cuda.post_now(true, window, message.buffer, packed, after, {}, operation.ordering, &posted, &served));
+  if (!served) return GDDT_OK;
+  GDDT_CHECK(cuda.wait_posted(posted, meanwhile_for(operation), moved));
+  counters::add(*moved ? counters::Counter::kPeerEagerUnpacks : counters::Counter::kPeerEagerGaveUp, 1);
+  return GDDT_OK;
+}
+
+}  // namespace
+
 Status unpack_remote(Operation& operation, const Header& header, std::int64_t bytes, gpu::Stream* queued_on,
                      GatheredUnpack* gather) {
   const Message& message = operation.message;
@@ -110,6 +169,14 @@ Status unpack_remote(Operation& operation, const Header& header, std::int64_t by
   GDDT_CHECK(reach_sender(message, header, &device, &packed));
   counters::Stopwatch moving(counters::Counter::kPeerRecvMoveNs);
   gpu::DeviceGuard guard(device);
+  if (header.flag_value != 0 && writes_directly(message, device)) {
+    bool moved = false;
+    GDDT_CHECK(unpack_after_flag(operation, header, bytes, device, packed, &moved));
+    if (moved) {
+      counters::add(counters::Counter::kPeerIpcBytes, bytes);
+      return GDDT_OK;
+    }
+  }
   gpu::Stream stream = nullptr;
   GDDT_CHECK(stream_after_pack(header, device, &stream));
   if (writes_directly(message, device)) {

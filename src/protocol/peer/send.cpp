@@ -34,6 +34,13 @@ int new_transfer() {
 
 Status finish_send(PeerSend& send) {
   const Status lent = send.lent ? settle_lent(send) : GDDT_OK;
+  if (send.pack_posted.ticket != 0) {
+    counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
+    bool moved = false;  // a pack waits for no flag: it always moves
+    const Status done = within(GDDT_MEMORY_DEVICE).wait_posted(send.pack_posted, {}, &moved);
+    send.pack_posted = pack::Posted{};
+    return is_error(lent) ? lent : done;
+  }
   if (send.packing == nullptr) return lent;
   counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
   const Status done = gpu::stream_synchronize(send.packing);
@@ -90,9 +97,10 @@ Status post_header(Operation& operation) {
   // The staged plane packs part by part after the header, each part sent as soon as it is packed;
   // the others carry or expose the whole message, packed before the header leaves.
   PackEvent pack_event;
+  FlagLease flag;
   if (header.plane == Plane::kIpc) {
     counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
-    GDDT_CHECK(queue_ipc_pack(operation, *staging, staging->kind().device, &header, &pack_event));
+    GDDT_CHECK(queue_ipc_pack(operation, *staging, staging->kind().device, &header, &pack_event, &flag));
   } else if (header.plane != Plane::kStaged) {
     counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
     GDDT_CHECK(pack_message(message, *staging, meanwhile_for(operation)));
@@ -106,7 +114,8 @@ Status post_header(Operation& operation) {
                  channel->headers, &send.header_request) != MPI_SUCCESS)
     return GDDT_ERR_MPI;
   if (header.plane == Plane::kIpc) {
-    GDDT_CHECK(hold_until_release(*channel, send.dest, header, std::move(staging), pack_event));
+    GDDT_CHECK(hold_until_release(*channel, send.dest, header, std::move(staging), pack_event, flag,
+                                  send.pack_posted));
   } else if (header.plane == Plane::kStaged) {
     return send_staged(operation, *channel, send.dest, header, staging);
   }

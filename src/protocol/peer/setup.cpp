@@ -96,6 +96,7 @@ void finalize() {
   remote_layouts().by_bytes.clear();
   close_opened_events();
   destroy_pack_events();
+  free_flags();
   part_events().destroy_idle();
   Node& n = node();
   if (n.table == nullptr) return;

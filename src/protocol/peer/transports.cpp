@@ -65,9 +65,14 @@ constexpr std::int64_t kDirectAcrossMost = (1 << 20) - 1;
 
 bool awaits_ipc(const Message& message) {
   const config::Ipc mode = config::ipc();
-  return (mode == config::Ipc::kOn || (mode == config::Ipc::kAuto && !library_cuda_aware())) &&
-         message.kind.is_device() && static_cast<std::uint64_t>(message.bytes()) >= config::settings().peer_ipc_min;
+  if (mode == config::Ipc::kOff || !message.kind.is_device()) return false;
+  if (!eager_sized(message.bytes())) return mode == config::Ipc::kOn || !library_cuda_aware();
+  const pack::Backend& cuda = within(GDDT_MEMORY_DEVICE);
+  return config::settings().peer_eager && pack::resident_may_take(message.bytes()) && cuda.post_now != nullptr &&
+         cuda.serves_now != nullptr && cuda.serves_now(message.kind.device);
 }
+
+bool eager_sized(std::int64_t bytes) { return static_cast<std::uint64_t>(bytes) < config::settings().peer_ipc_min; }
 
 void note_receive(const Message& message) {
   static std::atomic<int> published{0};
