@@ -51,17 +51,20 @@ class ResidentFlags : public ::testing::Test {
 TEST_F(ResidentFlags, FlaggedPackThenUnpackMatchTheHostWalk) {
   testing::LayoutGenerator gen(testing::test_seed() + 31);
   constexpr int kCases = 300;
+  constexpr std::int64_t kMostPacked = 16 << 10, kMostSpan = 1 << 20;
+  // Allocated once: cudaFree would wait for the resident kernel to idle out.
+  Buffer from(MemoryKind::kDevice, kMostSpan), to(MemoryKind::kDevice, kMostSpan),
+      packed(MemoryKind::kDevice, kMostPacked);
   int served = 0, tried = 0;
   for (int i = 0; i < kCases; ++i) {
-    const testing::Case c = testing::random_case(i, &gen, 16 << 10, 1 << 20);
+    const testing::Case c = testing::random_case(i, &gen, kMostPacked, kMostSpan);
     const type::Layout& layout = c.made.layout;
     if (testing::overlaps(layout, c.count) || c.total() == 0) continue;
     const testing::Span span = testing::typed_span(layout, c.count);
     const pack::Window w{&layout, c.count, 0, c.total()};
+    ASSERT_LE(span.bytes, kMostSpan);
     std::vector<char> source(static_cast<std::size_t>(span.bytes));
     testing::fill_random(&source, &gen.rng());
-    Buffer from(MemoryKind::kDevice, source.size()), to(MemoryKind::kDevice, source.size()),
-        packed(MemoryKind::kDevice, static_cast<std::size_t>(w.length));
     from.upload(source.data(), source.size());
     to.fill(kPoison);
     packed.fill(kPackedPoison);
@@ -93,7 +96,8 @@ TEST_F(ResidentFlags, FlaggedPackThenUnpackMatchTheHostWalk) {
     testing::reference_move<true>(w, source.data() - span.lb, expected_packed.data());
     std::vector<char> expected(source.size(), static_cast<char>(kPoison));
     testing::reference_move<false>(w, expected.data() - span.lb, expected_packed.data());
-    const std::vector<unsigned char> got = to.download();
+    std::vector<char> got(expected.size());
+    to.download(got.data(), got.size());
     ASSERT_EQ(std::memcmp(got.data(), expected.data(), expected.size()), 0) << c.describe();
   }
   std::printf("%d of %d windows packed and unpacked through flags\n", served, tried);
@@ -153,6 +157,8 @@ TEST_F(ResidentFlags, AnUnpackWhoseFlagNeverComesGivesUpAndTheLaunchedWaitTakesO
 
 int main(int argc, char** argv) {
   setenv("GDDT_RESIDENT", "on", 1);  // other tests may use the GPU at the same time
+  // Long enough that the kernel still runs when the next case is ready.
+  setenv("GDDT_RESIDENT_IDLE_US", "20000", 1);
   if (!gddt::gpu::available()) {
     std::printf("no usable CUDA device: skipped\n");
     return 77;
