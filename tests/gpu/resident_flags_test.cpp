@@ -59,7 +59,8 @@ TEST_F(ResidentFlags, FlaggedPackThenUnpackMatchTheHostWalk) {
   for (int i = 0; i < kCases; ++i) {
     const testing::Case c = testing::random_case(i, &gen, kMostPacked, kMostSpan);
     const type::Layout& layout = c.made.layout;
-    if (testing::overlaps(layout, c.count) || c.total() == 0) continue;
+    // A layout larger than the packed buffer comes one element a case.
+    if (testing::overlaps(layout, c.count) || c.total() == 0 || c.total() > kMostPacked) continue;
     const testing::Span span = testing::typed_span(layout, c.count);
     const pack::Window w{&layout, c.count, 0, c.total()};
     ASSERT_LE(span.bytes, kMostSpan);
