@@ -305,6 +305,27 @@ constexpr int kReleaseTags = 16384;
 // A transfer's number (send.cpp).
 int new_transfer();
 
+// Posts `header` on the header twin to the send's receiver, with `carried` (header.bytes packed
+// bytes; null: none) after it (send.cpp).
+Status send_header(Channel& channel, const Header& header, const void* carried, PeerSend& send);
+
+// --- the eager path (eager.cpp) ---
+
+// Sends a message below GDDT_PEER_IPC_MIN through CUDA IPC where the resident kernel of its GPU
+// runs: the kernel packs it into device scratch and sets a flag (flags.cpp) that the receiver's
+// GPU waits for, while the header leaves at once; the send waits for the pack when it completes
+// (finish_send). *sent is false where the kernel declines (it is idle, and then started; the
+// window is too scattered for it; no flag is free): nothing was sent, and the caller sends the
+// message inline, as the packed-bytes format would.
+Status send_eager(Operation& operation, Channel& channel, Header& header, bool* sent);
+
+// Unpacks a message of the eager path (header.flag_value != 0) out of the sender's scratch mapped
+// at `packed`, on GPU `device` (the current one): the resident kernel waits for the flag, unpacks
+// and is waited for. *moved is false where it declines or gave up waiting (nothing was written);
+// the caller then unpacks on a stream that waits for the flag (stream_after_pack).
+Status unpack_after_flag(Operation& operation, const Header& header, std::int64_t bytes, int device,
+                         const char* packed, bool* moved);
+
 // The byte count of a direct-plane copy's header where the sender could not make the copy.
 constexpr std::int64_t kNoCopy = -1;
 
@@ -405,11 +426,7 @@ Status receive_staged(Operation& operation, const Header& header, int source, Ch
 // `device`). Where the GPU packs it, the pack is left running: an event recorded after it, lent as
 // *event, goes in *header for the receiver's GPU to wait for, and the send waits for the pack when
 // it completes (finish_send). Without an event to lend, it waits now.
-// Small messages take the eager path first: the pack is posted to the running resident kernel,
-// which sets a flag (*flag, named in *header) that the receiver's GPU waits for; the send waits
-// for the pack when it completes (finish_send).
-Status queue_ipc_pack(Operation& operation, const Staging& staging, int device, Header* header, PackEvent* event,
-                      FlagLease* flag);
+Status queue_ipc_pack(Operation& operation, const Staging& staging, int device, Header* header, PackEvent* event);
 
 // Exposes the packed bytes in `staging` through CUDA IPC (the header's plane and names); false
 // where the staging is not device scratch CUDA IPC exports.

@@ -42,35 +42,9 @@ Status stream_after_pack(const Header& header, int device, gpu::Stream* stream) 
   return gpu::stream_wait_event(*stream, packed_event);
 }
 
-// The eager path's pack: posted to the running resident kernel of `device`, which sets a flag once
-// the bytes are in `staging`; *posted false where it declines (no flag free, a window it does not
-// take, the kernel idle or unwanted).
-Status post_flagged_pack(Operation& operation, const Staging& staging, int device, Header* header, FlagLease* flag,
-                         bool* posted) {
-  *posted = false;
-  const Message& message = operation.message;
-  const pack::Backend& cuda = within(GDDT_MEMORY_DEVICE);
-  if (cuda.post_now == nullptr || !pack::resident_may_take(message.bytes()) || !take_flag(device, flag)) return GDDT_OK;
-  gpu::DeviceGuard guard(device);
-  const pack::Window window{message.layout.get(), message.count, 0, message.bytes()};
-  const Status status = cuda.post_now(false, window, message.typed(), staging.data(), {}, flag->flag,
-                                      operation.ordering, &operation.peer->pack_posted, posted);
-  if (is_error(status) || !*posted) {
-    give_back(*flag);
-    *flag = FlagLease{};
-    return status;
-  }
-  counters::add(counters::Counter::kPeerEagerPacks, 1);
-  return name_flag(*flag, header);
-}
-
 }  // namespace
 
-Status queue_ipc_pack(Operation& operation, const Staging& staging, int device, Header* header, PackEvent* event,
-                      FlagLease* flag) {
-  bool posted = false;
-  GDDT_CHECK(post_flagged_pack(operation, staging, device, header, flag, &posted));
-  if (posted) return GDDT_OK;
+Status queue_ipc_pack(Operation& operation, const Staging& staging, int device, Header* header, PackEvent* event) {
   gpu::Stream stream = nullptr;
   const gpu::WhileWaiting meanwhile = meanwhile_for(operation);
   GDDT_CHECK(queue_pack(operation.message, staging, &stream, meanwhile));
@@ -134,31 +108,6 @@ Status land_and_unpack(Operation& operation, const void* packed, std::int64_t by
   GDDT_CHECK(gpu::stream_synchronize(stream));
   return unpack_message(message, landing, bytes, nullptr, meanwhile_for(operation), operation.ordering);
 }
-
-namespace {
-
-// The eager path's unpack: posted to the running resident kernel of the current device `device`,
-// which waits for the sender's flag and then unpacks, and waited for; *moved false where the
-// kernel declines or gave up waiting (nothing was written then).
-Status unpack_after_flag(Operation& operation, const Header& header, std::int64_t bytes, int device,
-                         const char* packed, bool* moved) {
-  *moved = false;
-  const Message& message = operation.message;
-  const pack::Backend& cuda = within(GDDT_MEMORY_DEVICE);
-  if (cuda.post_now == nullptr) return GDDT_OK;
-  pack::DeviceFlag after;
-  GDDT_CHECK(flag_of(header, device, &after));
-  const pack::Window window{message.layout.get(), message.count, 0, bytes};
-  pack::Posted posted;
-  bool served = false;
-  GDDT_CHECK(cuda.post_now(true, window, message.buffer, packed, after, {}, operation.ordering, &posted, &served));
-  if (!served) return GDDT_OK;
-  GDDT_CHECK(cuda.wait_posted(posted, meanwhile_for(operation), moved));
-  counters::add(*moved ? counters::Counter::kPeerEagerUnpacks : counters::Counter::kPeerEagerGaveUp, 1);
-  return GDDT_OK;
-}
-
-}  // namespace
 
 Status unpack_remote(Operation& operation, const Header& header, std::int64_t bytes, gpu::Stream* queued_on,
                      GatheredUnpack* gather) {

@@ -28,6 +28,17 @@ std::uint64_t stamp_marker(Channel& channel, PeerSend* send) {
 
 }  // namespace
 
+Status send_header(Channel& channel, const Header& header, const void* carried, PeerSend& send) {
+  const std::size_t bytes = carried != nullptr ? static_cast<std::size_t>(header.bytes) : 0;
+  send.header.resize(sizeof header + bytes);
+  std::memcpy(send.header.data(), &header, sizeof header);
+  if (bytes > 0) std::memcpy(send.header.data() + sizeof header, carried, bytes);
+  return PMPI_Isend(send.header.data(), static_cast<int>(send.header.size()), MPI_BYTE, send.dest, send.tag,
+                    channel.headers, &send.header_request) == MPI_SUCCESS
+             ? GDDT_OK
+             : GDDT_ERR_MPI;
+}
+
 int new_transfer() {
   return static_cast<int>(next_transfer.fetch_add(1, std::memory_order_relaxed) % (kReleaseTags - 1)) + 1;
 }
@@ -68,19 +79,27 @@ Status post_header(Operation& operation) {
     if (lends_user_buffer(operation, &lent, &wire) && take_lent_slot(&slot, &generation))
       return post_lent(operation, *channel, header, lent, wire, slot, generation);
   }
+  // A small message takes the eager path where the resident kernel runs, else it rides inline.
+  const bool eager = operation.route == Route::kPeerIpc && eager_sized(header.bytes);
+  if (eager) {
+    bool sent = false;
+    GDDT_CHECK(send_eager(operation, *channel, header, &sent));
+    if (sent) return GDDT_OK;
+  }
   auto staging = std::make_shared<Staging>();
   // A library that takes device memory moves a device message's staged parts GPU to GPU.
   const bool staged_on_device =
       operation.route == Route::kPeerStaged && message.kind.is_device() && library_cuda_aware();
+  const bool scratch = operation.route == Route::kPeerIpc && !eager;
   bool exposed = false;
   {
     counters::Stopwatch staging_time(counters::Counter::kPeerSendStagingNs);
     if (operation.route == Route::kPeerStaged) {
       GDDT_CHECK(take_staged_send_staging(*staging, staged_on_device, message.kind.device, header.bytes));
     } else {
-      GDDT_CHECK(staging->acquire(operation.route == Route::kPeerIpc ? message.kind.device : -1, header.bytes));
+      GDDT_CHECK(staging->acquire(scratch ? message.kind.device : -1, header.bytes));
     }
-    exposed = operation.route == Route::kPeerIpc && expose_scratch(*staging, &header);
+    exposed = scratch && expose_scratch(*staging, &header);
     // Device scratch CUDA IPC could not export goes out on the staged plane, which a library
     // without device memory support must be given host staging for.
     if (!exposed && staging->kind().is_device() && !library_cuda_aware()) {
@@ -88,7 +107,7 @@ Status post_header(Operation& operation) {
       GDDT_CHECK(take_staged_send_staging(*staging, false, message.kind.device, header.bytes));
     }
   }
-  if (!exposed && operation.route == Route::kPeerInline) {
+  if (!exposed && (operation.route == Route::kPeerInline || eager)) {
     header.plane = Plane::kInline;
   } else if (!exposed) {  // kPeerStaged, or no exportable device scratch could be had
     header.plane = Plane::kStaged;
@@ -97,25 +116,18 @@ Status post_header(Operation& operation) {
   // The staged plane packs part by part after the header, each part sent as soon as it is packed;
   // the others carry or expose the whole message, packed before the header leaves.
   PackEvent pack_event;
-  FlagLease flag;
   if (header.plane == Plane::kIpc) {
     counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
-    GDDT_CHECK(queue_ipc_pack(operation, *staging, staging->kind().device, &header, &pack_event, &flag));
+    GDDT_CHECK(queue_ipc_pack(operation, *staging, staging->kind().device, &header, &pack_event));
   } else if (header.plane != Plane::kStaged) {
     counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
     GDDT_CHECK(pack_message(message, *staging, meanwhile_for(operation)));
   }
   const bool carried = header.plane == Plane::kInline;
   if (header.plane != Plane::kInline) header.transfer = new_transfer();
-  send.header.resize(sizeof header + (carried ? static_cast<std::size_t>(header.bytes) : 0));
-  std::memcpy(send.header.data(), &header, sizeof header);
-  if (carried) std::memcpy(send.header.data() + sizeof header, staging->data(), static_cast<std::size_t>(header.bytes));
-  if (PMPI_Isend(send.header.data(), static_cast<int>(send.header.size()), MPI_BYTE, send.dest, send.tag,
-                 channel->headers, &send.header_request) != MPI_SUCCESS)
-    return GDDT_ERR_MPI;
+  GDDT_CHECK(send_header(*channel, header, carried ? staging->data() : nullptr, send));
   if (header.plane == Plane::kIpc) {
-    GDDT_CHECK(hold_until_release(*channel, send.dest, header, std::move(staging), pack_event, flag,
-                                  send.pack_posted));
+    GDDT_CHECK(hold_until_release(*channel, send.dest, header, std::move(staging), pack_event));
   } else if (header.plane == Plane::kStaged) {
     return send_staged(operation, *channel, send.dest, header, staging);
   }

@@ -1,0 +1,67 @@
+// The eager path (internal.hpp): a small device message packed by the sender's running resident
+// kernel into scratch the receiver maps through CUDA IPC, and unpacked by the receiver's resident
+// kernel once the flag the pack sets (flags.cpp) says the bytes are there. Neither GPU launches a
+// kernel or records an event, and no host waits between the two GPUs.
+#include <memory>
+
+#include "core/counters.hpp"
+#include "protocol/peer/internal.hpp"
+
+namespace gddt::protocol::peers {
+
+Status send_eager(Operation& operation, Channel& channel, Header& header, bool* sent) {
+  *sent = false;
+  const Message& message = operation.message;
+  const pack::Backend& cuda = within(GDDT_MEMORY_DEVICE);
+  const int device = message.kind.device;
+  if (cuda.post_now == nullptr || !pack::resident_may_take(message.bytes())) return GDDT_OK;
+  auto staging = std::make_shared<Staging>();
+  {
+    counters::Stopwatch staging_time(counters::Counter::kPeerSendStagingNs);
+    // Scratch that is not device memory CUDA IPC exports (the pool is spent): inline instead.
+    if (is_error(staging->acquire(device, header.bytes)) || !staging->kind().is_device() ||
+        !expose_scratch(*staging, &header))
+      return GDDT_OK;
+  }
+  FlagLease flag;
+  if (!take_flag(device, &flag)) return GDDT_OK;
+  PeerSend& send = *operation.peer;
+  {
+    counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
+    gpu::DeviceGuard guard(device);
+    const pack::Window window{message.layout.get(), message.count, 0, message.bytes()};
+    bool posted = false;
+    const Status status = cuda.post_now(false, window, message.typed(), staging->data(), {}, flag.flag,
+                                        operation.ordering, &send.pack_posted, &posted);
+    if (is_error(status) || !posted) {
+      give_back(flag);
+      return status;
+    }
+  }
+  counters::add(counters::Counter::kPeerEagerPacks, 1);
+  GDDT_CHECK(name_flag(flag, &header));
+  header.transfer = new_transfer();
+  *sent = true;
+  GDDT_CHECK(send_header(channel, header, nullptr, send));
+  return hold_until_release(channel, send.dest, header, std::move(staging), PackEvent{}, flag, send.pack_posted);
+}
+
+Status unpack_after_flag(Operation& operation, const Header& header, std::int64_t bytes, int device,
+                         const char* packed, bool* moved) {
+  *moved = false;
+  const Message& message = operation.message;
+  const pack::Backend& cuda = within(GDDT_MEMORY_DEVICE);
+  if (cuda.post_now == nullptr) return GDDT_OK;
+  pack::DeviceFlag after;
+  GDDT_CHECK(flag_of(header, device, &after));
+  const pack::Window window{message.layout.get(), message.count, 0, bytes};
+  pack::Posted posted;
+  bool served = false;
+  GDDT_CHECK(cuda.post_now(true, window, message.buffer, packed, after, {}, operation.ordering, &posted, &served));
+  if (!served) return GDDT_OK;
+  GDDT_CHECK(cuda.wait_posted(posted, meanwhile_for(operation), moved));
+  counters::add(*moved ? counters::Counter::kPeerEagerUnpacks : counters::Counter::kPeerEagerGaveUp, 1);
+  return GDDT_OK;
+}
+
+}  // namespace gddt::protocol::peers
