@@ -2,12 +2,36 @@
 // kernel into scratch the receiver maps through CUDA IPC, and unpacked by the receiver's resident
 // kernel once the flag the pack sets (flags.cpp) says the bytes are there. Neither GPU launches a
 // kernel or records an event, and no host waits between the two GPUs.
+#include <atomic>
 #include <memory>
 
 #include "core/counters.hpp"
 #include "protocol/peer/internal.hpp"
 
 namespace gddt::protocol::peers {
+
+namespace {
+
+// Transfers of the eager path awaiting their release, by the receiver's node slot.
+std::atomic<int> in_flight[kMostLocal];
+
+}  // namespace
+
+bool eager_clear_to(int receiver) {
+  if (receiver < 0 || receiver >= kMostLocal) return false;
+  if (in_flight[receiver].load(std::memory_order_relaxed) == 0) return true;
+  complete_lingering();  // a release that came since the last MPI call
+  return in_flight[receiver].load(std::memory_order_relaxed) == 0;
+}
+
+void release_eager(const EagerHold& eager) {
+  if (eager.pack.ticket != 0) {
+    bool moved = false;  // a pack waits for no flag: it always moves
+    within(GDDT_MEMORY_DEVICE).wait_posted(eager.pack, {}, &moved);
+  }
+  give_back(eager.flag);
+  if (eager.receiver >= 0) in_flight[eager.receiver].fetch_sub(1, std::memory_order_relaxed);
+}
 
 Status send_eager(Operation& operation, Channel& channel, Header& header, bool* sent) {
   *sent = false;
@@ -39,11 +63,13 @@ Status send_eager(Operation& operation, Channel& channel, Header& header, bool* 
     }
   }
   counters::add(counters::Counter::kPeerEagerPacks, 1);
+  EagerHold hold{flag, send.pack_posted, channel.slot_of_rank[static_cast<std::size_t>(send.dest)]};
+  in_flight[hold.receiver].fetch_add(1, std::memory_order_relaxed);
   GDDT_CHECK(name_flag(flag, &header));
   header.transfer = new_transfer();
   *sent = true;
   GDDT_CHECK(send_header(channel, header, nullptr, send));
-  return hold_until_release(channel, send.dest, header, std::move(staging), PackEvent{}, flag, send.pack_posted);
+  return hold_until_release(channel, send.dest, header, std::move(staging), PackEvent{}, hold);
 }
 
 Status unpack_after_flag(Operation& operation, const Header& header, std::int64_t bytes, int device,

@@ -200,6 +200,14 @@ struct FlagLease {
   pack::DeviceFlag flag;
 };
 
+// What a transfer of the eager path holds until its release: the flag, lent like a pack event,
+// the pack that sets it, and the receiver (its node slot), whose transfers in flight are counted.
+struct EagerHold {
+  FlagLease flag;
+  pack::Posted pack;     // ticket 0: none
+  int receiver = -1;     // -1: no transfer of the eager path
+};
+
 // False where no flag is free, or the GPU's flags could not be had.
 bool take_flag(int device, FlagLease* lease);
 void give_back(const FlagLease& lease);
@@ -223,8 +231,7 @@ struct Pending {
   std::shared_ptr<Staging> staging;  // shared by the parts of a staged message
   std::int64_t scratch_held = 0;  // device scratch counted in scratch_held_for_ipc
   PackEvent pack_event;           // lent to the transfer until its release (id 0: none)
-  FlagLease flag;                 // likewise (slot -1: none)
-  pack::Posted pack_posted;       // the pack that sets it (ticket 0: none)
+  EagerHold eager;                // the eager path's flag and pack (eager.cpp)
 };
 
 // Device scratch that transfers through CUDA IPC hold until their release: at most half of
@@ -318,6 +325,17 @@ Status send_header(Channel& channel, const Header& header, const void* carried, 
 // window is too scattered for it; no flag is free): nothing was sent, and the caller sends the
 // message inline, as the packed-bytes format would.
 Status send_eager(Operation& operation, Channel& channel, Header& header, bool* sent);
+
+// Whether the eager path serves a send to the process at node slot `receiver` now: none of its
+// transfers to it awaits its release. A message after one still in flight comes in a stream
+// (sends one after another, the receiver behind): there the receiver's wait for each pack and
+// its read across the link cost 2.5-4 us a message more than the packed-bytes format, whose
+// packs and unpacks overlap (gddt-bench-flood, two H200s, performance.md), while a message
+// answering one (a ping-pong, a halo exchange) took 3-8 us less at 4 KiB.
+bool eager_clear_to(int receiver);
+
+// Retires a transfer of the eager path once its release came (lingering.cpp).
+void release_eager(const EagerHold& eager);
 
 // Unpacks a message of the eager path (header.flag_value != 0) out of the sender's scratch mapped
 // at `packed`, on GPU `device` (the current one): the resident kernel waits for the flag, unpacks
@@ -434,7 +452,7 @@ bool expose_scratch(const Staging& staging, Header* header);
 
 // Keeps the scratch of a message exposed through CUDA IPC until the receiver's release.
 Status hold_until_release(Channel& channel, int dest, const Header& header, std::shared_ptr<Staging> staging,
-                          PackEvent pack_event, FlagLease flag = {}, pack::Posted pack_posted = {});
+                          PackEvent pack_event, EagerHold eager = {});
 
 // Where the bytes that `header` names (its offset in the sender's allocation) are for this
 // process, and the GPU that reads them into the receive of `message` (reading_gpu): mapped through

@@ -16,12 +16,8 @@ namespace {
 // What a transfer held goes back once its request completed.
 void retire(const Pending& entry) {
   // A receiver that unpacked nothing (a truncated message) released the scratch without waiting
-  // for the pack, which must be done before the scratch and its flag go back.
-  if (entry.pack_posted.ticket != 0) {
-    bool moved = false;
-    within(GDDT_MEMORY_DEVICE).wait_posted(entry.pack_posted, {}, &moved);
-  }
-  give_back(entry.flag);
+  // for the pack, which must be done before the scratch (and the eager path's flag) goes back.
+  release_eager(entry.eager);
   if (entry.pack_event.id != 0) {
     gpu::event_synchronize(entry.pack_event.event);
     give_back(entry.pack_event);

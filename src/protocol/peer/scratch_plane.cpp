@@ -73,7 +73,7 @@ bool expose_scratch(const Staging& staging, Header* header) {
 }
 
 Status hold_until_release(Channel& channel, int dest, const Header& header, std::shared_ptr<Staging> staging,
-                          PackEvent pack_event, FlagLease flag, pack::Posted pack_posted) {
+                          PackEvent pack_event, EagerHold eager) {
   Pending pending;
   if (PMPI_Irecv(nullptr, 0, MPI_BYTE, dest, kReleaseTags + header.transfer, channel.data, &pending.request) !=
       MPI_SUCCESS)
@@ -81,8 +81,7 @@ Status hold_until_release(Channel& channel, int dest, const Header& header, std:
   pending.scratch_held = header.bytes;
   scratch_held_for_ipc.fetch_add(header.bytes);
   pending.pack_event = pack_event;
-  pending.flag = flag;
-  pending.pack_posted = pack_posted;
+  pending.eager = eager;
   pending.staging = std::move(staging);
   linger(std::move(pending));
   return GDDT_OK;

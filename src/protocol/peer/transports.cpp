@@ -128,7 +128,8 @@ bool ipc_serves(const Choice& choice) {
   const Message& message = choice.message;
   const int slot = receiver_slot(choice);
   if (slot < 0 || !awaits_ipc(message) || message.bytes() > INT_MAX ||
-      scratch_held_for_ipc.load() + message.bytes() > ipc_scratch_budget())
+      scratch_held_for_ipc.load() + message.bytes() > ipc_scratch_budget() ||
+      (eager_sized(message.bytes()) && !eager_clear_to(slot)))
     return false;
   gpu::DeviceUuid uuid;
   return gpu::device_uuid(message.kind.device, &uuid) == GDDT_OK && sees_gpu(slot, uuid) &&
