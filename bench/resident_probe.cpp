@@ -71,9 +71,13 @@ int eager_chain(const gddt::type::Layout& vector, int reps) {
                         gddt::pack::DeviceFlag signal, gddt::pack::Posted* job) {
     cudaSetDevice(device);
     bool served = false;
-    for (int tries = 0; tries < 1000 && !served; ++tries) {  // an idle kernel declines and starts
+    for (int tries = 0; tries < 2 && !served; ++tries) {
       if (cuda().post_now(unpack, window, typed, packed, after, signal, Ordering::kLegacyStreamIdle, job, &served) !=
           GDDT_OK)
+        return false;
+      bool moved = false;  // an idle kernel declines; a window moved the ordinary way starts it
+      if (!served && cuda().pack_now(window, typed, const_cast<void*>(packed), Ordering::kLegacyStreamIdle, {},
+                                     &moved) != GDDT_OK)
         return false;
     }
     return served;

@@ -104,10 +104,9 @@ Status resident_post_now(bool unpack, const Window& window, const void* typed, c
   ResidentWindow r;
   GDDT_CHECK(plan_resident(window, typed, packed, &r));
   if (r.blocks == 0) return GDDT_OK;
-  if (resident_idle(r.device)) {
-    start_resident(r.device);
-    return GDDT_OK;
-  }
+  // A job would wait for the kernel to start; the caller's ordinary move starts it instead
+  // (launch_while_starting, or its launch).
+  if (resident_idle(r.device)) return GDDT_OK;
   return post_planned(unpack, window, r, typed, packed, after, signal, ordering, posted, served);
 }
 

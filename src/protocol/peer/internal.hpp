@@ -321,7 +321,7 @@ Status send_header(Channel& channel, const Header& header, const void* carried, 
 // Sends a message below GDDT_PEER_IPC_MIN through CUDA IPC where the resident kernel of its GPU
 // runs: the kernel packs it into device scratch and sets a flag (flags.cpp) that the receiver's
 // GPU waits for, while the header leaves at once; the send waits for the pack when it completes
-// (finish_send). *sent is false where the kernel declines (it is idle, and then started; the
+// (finish_send). *sent is false where the kernel declines (it is idle: the inline pack starts it; the
 // window is too scattered for it; no flag is free): nothing was sent, and the caller sends the
 // message inline, as the packed-bytes format would.
 Status send_eager(Operation& operation, Channel& channel, Header& header, bool* sent);
