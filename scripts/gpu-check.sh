@@ -56,7 +56,7 @@ stages=${*:-tests fuzz bench collectives}
 [[ $stages == apps ]] && : "${GPU_CHECK_TARGETS:=gddt gddt-info gddt-apps}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # The random-type point-to-point test on host memory too: the time to compare with.
-gpu_tests='cuda|Gpu|device|managed|pinned|mixed|random_types'
+gpu_tests='cuda|Gpu|device|managed|pinned|mixed|random_types|resident'
 status=0
 
 build() {  # build DIR JOBS [cmake args]
