@@ -172,7 +172,7 @@ Status launch(DeviceRing& r) {
 
 // Posts `job` and sets *ticket to the value of `done` that says it is finished; *served false
 // when the job was not posted.
-Status post(int device, const Job& job, Ordering ordering, DeviceRing** ring, std::uint64_t* ticket, bool* served) {
+Status post(int device, const Job& job, Ordering ordering, std::uint64_t* ticket, bool* served) {
   *served = false;
   if (device < 0 || device >= kMostDevices) return GDDT_OK;
   DeviceRing& r = rings[device];
@@ -192,7 +192,6 @@ Status post(int device, const Job& job, Ordering ordering, DeviceRing** ring, st
   std::atomic_thread_fence(std::memory_order_release);  // the job's data before its cells
   for (int i = 0; i < kCellsPerSlot; ++i) __atomic_store_n(&cells[i], stamp | words[i], __ATOMIC_RELAXED);
   ++r.posted;
-  *ring = &r;
   *ticket = r.posted;
   *served = true;
   return GDDT_OK;
@@ -249,8 +248,7 @@ Status post_job(JobKind kind, int width, bool unpack, Args args, int blocks, Dev
   job.signal_value = signal.value;
   std::memcpy(job.args, &args, sizeof(Args));
   const int device = gpu::current_device();
-  DeviceRing* ring = nullptr;
-  GDDT_CHECK(post(device, job, ordering, &ring, &posted->ticket, served));
+  GDDT_CHECK(post(device, job, ordering, &posted->ticket, served));
   if (!*served) return GDDT_OK;
   posted->device = device;
   jobs_run.fetch_add(1, std::memory_order_relaxed);

@@ -1,4 +1,4 @@
-// The eager path's flags (internal.hpp): words of device memory, one lent to each transfer whose
+// The eager path's flags (flags.hpp): words of device memory, one lent to each transfer whose
 // pack the sender posted to its running resident kernel. The pack sets the word once its bytes
 // are in the sender's scratch, and the receiver's resident kernel, reading the word through CUDA
 // IPC, unpacks only then: a small message crosses with no launch, no event and no host waiting in
