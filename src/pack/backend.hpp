@@ -102,8 +102,9 @@ struct Backend {
   // window the ordinary way (pack_now then starts it for the windows to come).
   Status (*post_now)(bool unpack, const Window& window, const void* typed, const void* packed, DeviceFlag after,
                      DeviceFlag signal, Ordering ordering, Posted* posted, bool* served) = nullptr;
-  // Waits for a posted move. *moved is false where it gave up waiting for its `after`: nothing was
-  // moved, and the caller moves the window the ordinary way, behind queue_flag_wait.
+  // Waits for a posted move. *moved is false where it gave up waiting for its `after` (nothing was
+  // moved), or may have (a later move gave up too): the caller moves the window the ordinary way,
+  // behind queue_flag_wait, which writes the same bytes where they were moved already.
   Status (*wait_posted)(const Posted& posted, const gpu::WhileWaiting& meanwhile, bool* moved) = nullptr;
   // Queues on `stream` (of the current device) a wait until `flag` is reached.
   Status (*queue_flag_wait)(DeviceFlag flag, gpu::Stream stream) = nullptr;

@@ -205,7 +205,10 @@ Status wait(DeviceRing& r, std::uint64_t ticket, const gpu::WhileWaiting& meanwh
   for (unsigned polls = 1;; ++polls) {
     const std::uint32_t running = load_acquire(&r.ring->running);  // before `done`: see the kernel's note
     if (load_acquire(&r.ring->done) >= ticket) {
-      *moved = load_acquire(&r.ring->gave_up) != ticket;
+      // Jobs end in order, so `gave_up` only grows: below the ticket, this job moved its window.
+      // At or above it, this job or a later one gave up, which the kernel may have overwritten
+      // while this thread slept: the caller then moves the window again, the same bytes.
+      *moved = load_acquire(&r.ring->gave_up) < ticket;
       return GDDT_OK;
     }
     if (running == 0) {

@@ -50,7 +50,8 @@ Status post_resident(bool unpack, const BlockListPlan& plan, const PieceTable& t
                      const void* packed, int blocks, DeviceFlag after, DeviceFlag signal, Ordering ordering,
                      Posted* posted, bool* served);
 
-// Waits for a posted job; *moved false where it gave up waiting for its `after` flag.
+// Waits for a posted job; *moved false where it gave up waiting for its `after` flag, or may have
+// (Backend::wait_posted).
 Status wait_resident(const Posted& posted, const gpu::WhileWaiting& meanwhile, bool* moved);
 
 // False where `ordering` asks and work is still queued on the legacy default stream (or the

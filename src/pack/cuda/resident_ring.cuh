@@ -66,7 +66,7 @@ struct Ring {
   std::uint64_t idle_ns;
   std::uint64_t exited_ns;       // kernel: its clock when it last exited for want of work, else 0
   std::uint64_t restart_gap_ns;  // kernel: from that exit to its own start (~0 after none; so seeded)
-  std::uint64_t gave_up;         // kernel: the `done` value of the latest job whose wait it gave up
+  std::uint64_t gave_up;         // kernel: the `done` value of the latest job whose wait it gave up (only grows)
   alignas(64) Slot slots[kJobSlots];
 };
 

@@ -313,8 +313,9 @@ void release_eager(const EagerHold& eager);
 
 // Unpacks a message of the eager path (header.flag_value != 0) out of the sender's scratch mapped
 // at `packed`, on GPU `device` (the current one): the resident kernel waits for the flag, unpacks
-// and is waited for. *moved is false where it declines or gave up waiting (nothing was written);
-// the caller then unpacks on a stream that waits for the flag (stream_after_pack).
+// and is waited for. *moved is false where it declines or gave up waiting (or may have: the
+// bytes are then written again); the caller then unpacks on a stream that waits for the flag
+// (stream_after_pack).
 Status unpack_after_flag(Operation& operation, const Header& header, std::int64_t bytes, int device,
                          const char* packed, bool* moved);
 
