@@ -1,9 +1,9 @@
-// The eager path's flags (flags.hpp): words of device memory, one lent to each transfer whose
-// pack the sender posted to its running resident kernel. The pack sets the word once its bytes
-// are in the sender's scratch, and the receiver's resident kernel, reading the word through CUDA
-// IPC, unpacks only then: a small message crosses with no launch, no event and no host waiting in
-// between. Each word only grows (its lease's generation), so a value left by an earlier transfer
-// never passes for a later one.
+// The eager path's flags (declared in internal.hpp): words of device memory, one lent to each
+// transfer whose pack the sender posted to its running resident kernel. The pack sets the word
+// once its bytes are in the sender's scratch, and the receiver's resident kernel, reading the word
+// through CUDA IPC, unpacks only then: a small message crosses with no launch, no event and no
+// host waiting in between. Each word only grows (its lease's generation), so a value left by an
+// earlier transfer never passes for a later one.
 #include <unistd.h>
 
 #include <cstring>

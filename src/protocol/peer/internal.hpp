@@ -20,7 +20,7 @@
 #include "core/event_pool.hpp"
 #include "core/gpu.hpp"
 #include "pack/engine.hpp"
-#include "protocol/peer/flags.hpp"
+#include "protocol/peer/eager_hold.hpp"
 #include "protocol/peer/lending.hpp"
 #include "protocol/peer/peers.hpp"
 #include "type/layout.hpp"
@@ -175,6 +175,17 @@ Channel* channel_of(MPI_Comm comm);
 
 // Collective over `comm`: every member decides alike, from the node table they share.
 void agree(MPI_Comm comm);
+
+// --- the eager path's flags (flags.cpp; FlagLease: eager_hold.hpp) ---
+
+struct Header;
+
+// False where no flag is free, or the GPU's flags could not be had.
+bool take_flag(int device, FlagLease* lease);
+void give_back(const FlagLease& lease);
+// Names the lease's word and value in the header (flag_*).
+Status name_flag(const FlagLease& lease, Header* header);
+void free_flags();
 
 // --- events that order a receiver's read after the sender's pack (pack_events.cpp) ---
 
