@@ -98,8 +98,8 @@ struct Backend {
   // Optional, with pack_now: posts the move (an unpack where `unpack`) of a window like pack_now
   // does and returns at once; it starts once `after` is reached and sets `signal` when done
   // (either null: none). *served is false where pack_now would decline, and where what it keeps
-  // running is idle: a wait for it to start costs more than a launch, so the caller moves this
-  // window the ordinary way (pack_now then starts it for the windows to come).
+  // running is idle or may be about to idle out: the caller moves this window the ordinary way
+  // (pack_now then starts it for the windows to come; for a move with `after`, post_now did).
   Status (*post_now)(bool unpack, const Window& window, const void* typed, const void* packed, DeviceFlag after,
                      DeviceFlag signal, Ordering ordering, Posted* posted, bool* served) = nullptr;
   // Waits for a posted move. *moved is false where it gave up waiting for its `after` (nothing was

@@ -113,13 +113,30 @@ TEST_F(ResidentFlags, FlaggedPackThenUnpackMatchTheHostWalk) {
   EXPECT_GE(served * 10, tried * 8) << "the resident kernel declined most windows";
 }
 
-TEST_F(ResidentFlags, AnUnpackWhoseFlagNeverComesGivesUpAndTheLaunchedWaitTakesOver) {
+// A vector of `blocks` 4-byte blocks every 8 bytes, a typed buffer of kPoison and packed bytes of
+// kPackedPoison: unpacked, the blocks hold the one and the gaps the other (expect_unpacked).
+struct PoisonedVector {
+  explicit PoisonedVector(std::int64_t blocks)
+      : to(MemoryKind::kDevice, static_cast<std::size_t>(blocks * 8)),
+        packed(MemoryKind::kDevice, static_cast<std::size_t>(blocks * 4)) {
+    EXPECT_EQ(type::make_repeat(type::make_block(4), blocks, 8, &layout), GDDT_OK);
+    to.fill(kPoison);
+    packed.fill(kPackedPoison);
+  }
+  pack::Window window() const { return pack::Window{&layout, 1, 0, layout.size}; }
+  void expect_unpacked() const {
+    const std::vector<unsigned char> got = to.download();
+    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], i % 8 < 4 ? kPackedPoison : kPoison) << i;
+  }
   type::Layout layout;
-  ASSERT_EQ(type::make_repeat(type::make_block(4), 512, 8, &layout), GDDT_OK);
-  const pack::Window w{&layout, 1, 0, layout.size};
-  Buffer to(MemoryKind::kDevice, 4096), packed(MemoryKind::kDevice, 2048);
-  to.fill(kPoison);
-  packed.fill(kPackedPoison);
+  Buffer to, packed;
+};
+
+TEST_F(ResidentFlags, AnUnpackWhoseFlagNeverComesGivesUpAndTheLaunchedWaitTakesOver) {
+  PoisonedVector small(512);
+  const pack::Window w = small.window();
+  Buffer& to = small.to;
+  Buffer& packed = small.packed;
   // A first window starts the kernel, so that the next one is posted to it.
   bool served = false;
   for (int tries = 0; tries < 100 && !served; ++tries) {
@@ -142,11 +159,15 @@ TEST_F(ResidentFlags, AnUnpackWhoseFlagNeverComesGivesUpAndTheLaunchedWaitTakesO
   EXPECT_FALSE(moved);
   EXPECT_GE(waited_us, 90.0);
   for (unsigned char byte : to.download()) ASSERT_EQ(byte, kPoison) << "an unpack that gave up wrote";
-  // The ring goes on with the next job.
+  // The ring goes on with the next jobs: one the whole cluster moves (32 KiB), then one block's.
+  PoisonedVector wide(8192);
+  ASSERT_EQ(cuda().unpack_now(wide.window(), wide.to.data(), wide.packed.data(), pack::Ordering::kCheckLegacyStream,
+                              {}, &served),
+            GDDT_OK);
+  wide.expect_unpacked();
   ASSERT_EQ(cuda().unpack_now(w, to.data(), packed.data(), pack::Ordering::kCheckLegacyStream, {}, &served), GDDT_OK);
   EXPECT_TRUE(served);
-  const std::vector<unsigned char> got = to.download();
-  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], i % 8 < 4 ? kPackedPoison : kPoison) << i;
+  small.expect_unpacked();
 
   cudaStream_t waiting = nullptr, setting = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&waiting, cudaStreamNonBlocking), cudaSuccess);

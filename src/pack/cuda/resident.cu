@@ -77,6 +77,7 @@ struct DeviceRing {
   bool broken = false;  // a launch failed: this device moves windows the ordinary way from now on
   bool shared = false;
   std::uint64_t posted_at_launch = 0;  // `posted` when the latest kernel started
+  std::chrono::steady_clock::time_point last_job{};  // the latest job posted or kernel launched
   RestartWatch restarts;       // note_restart
   bool stepped_aside = false;  // the program waits for the kernel to exit: windows are launched
   std::chrono::steady_clock::time_point sharing_checked{};
@@ -167,12 +168,27 @@ Status launch(DeviceRing& r) {
   }
   launches.fetch_add(1, std::memory_order_relaxed);
   r.posted_at_launch = r.posted;
+  r.last_job = std::chrono::steady_clock::now();
   return GDDT_OK;
 }
 
+// A job posted this long before the kernel could have decided to exit (its idle time after the
+// latest job) is seen by it: the write crosses the bus in 1-2 us, and the kernel's last poll
+// before it exits takes about as long.
+constexpr auto kLandingMargin = std::chrono::microseconds(10);
+
+// Whether a job whose cells were written by now is seen by the running kernel (see
+// resident_runs_on): the kernel's wait for it began after the latest job before it was posted, or
+// after its start, and lasts the idle time.
+bool lands_in_time(std::chrono::steady_clock::time_point latest_before, std::chrono::steady_clock::time_point now) {
+  const auto idle = std::chrono::microseconds(config::settings().resident_idle_us);
+  return now - latest_before < idle - kLandingMargin;
+}
+
 // Posts `job` and sets *ticket to the value of `done` that says it is finished; *served false
-// when the job was not posted.
-Status post(int device, const Job& job, Ordering ordering, std::uint64_t* ticket, bool* served) {
+// when the job was not posted. *in_time is false where the kernel may exit without seeing it
+// (lands_in_time): a waiter then starts it again, and a caller that would not wait must.
+Status post(int device, const Job& job, Ordering ordering, std::uint64_t* ticket, bool* served, bool* in_time) {
   *served = false;
   if (device < 0 || device >= kMostDevices) return GDDT_OK;
   DeviceRing& r = rings[device];
@@ -185,6 +201,7 @@ Status post(int device, const Job& job, Ordering ordering, std::uint64_t* ticket
   }
   if (r.posted - load_acquire(&r.ring->done) >= kJobSlots) return GDDT_OK;
   if (load_acquire(&r.ring->running) == 0 && is_error(launch(r))) return GDDT_OK;
+  const auto latest_before = r.last_job;
   std::uint32_t words[kCellsPerSlot] = {};
   std::memcpy(words, &job, sizeof(Job));
   const std::uint64_t stamp = std::uint64_t{stamp_of(r.posted)} << 32;
@@ -192,6 +209,8 @@ Status post(int device, const Job& job, Ordering ordering, std::uint64_t* ticket
   std::atomic_thread_fence(std::memory_order_release);  // the job's data before its cells
   for (int i = 0; i < kCellsPerSlot; ++i) __atomic_store_n(&cells[i], stamp | words[i], __ATOMIC_RELAXED);
   ++r.posted;
+  r.last_job = std::chrono::steady_clock::now();
+  *in_time = lands_in_time(latest_before, r.last_job);
   *ticket = r.posted;
   *served = true;
   return GDDT_OK;
@@ -251,11 +270,17 @@ Status post_job(JobKind kind, int width, bool unpack, Args args, int blocks, Dev
   job.signal_value = signal.value;
   std::memcpy(job.args, &args, sizeof(Args));
   const int device = gpu::current_device();
-  GDDT_CHECK(post(device, job, ordering, &posted->ticket, served));
+  bool in_time = false;
+  GDDT_CHECK(post(device, job, ordering, &posted->ticket, served, &in_time));
   if (!*served) return GDDT_OK;
   posted->device = device;
   jobs_run.fetch_add(1, std::memory_order_relaxed);
-  return GDDT_OK;
+  // A job that waits for a flag is waited for at once by its caller; one that may sit unseen
+  // until a waiter comes is waited for now, since its caller may not wait before another
+  // process waits for the flag it sets.
+  if (in_time || after.at != nullptr) return GDDT_OK;
+  bool moved = false;
+  return wait(rings[device], posted->ticket, {}, &moved);
 }
 
 }  // namespace
@@ -282,9 +307,11 @@ Status wait_resident(const Posted& posted, const gpu::WhileWaiting& meanwhile, b
   *moved = false;
   if (posted.device < 0 || posted.device >= kMostDevices) return GDDT_ERR_INTERNAL;
   DeviceRing& r = rings[posted.device];
-  if (r.ring == nullptr) {  // stop_resident ran every job posted before it
-    *moved = true;
-    return GDDT_OK;
+  {
+    // stop_resident ran every job posted before it, and took the ring with the word that says
+    // whether a wait gave up: the caller moves the window again, the same bytes.
+    std::lock_guard<std::mutex> lock(r.mutex);
+    if (r.ring == nullptr) return GDDT_OK;
   }
   return wait(r, posted.ticket, meanwhile, moved);
 }
@@ -310,6 +337,14 @@ bool resident_idle(int device) {
   DeviceRing& r = rings[device];
   std::lock_guard<std::mutex> lock(r.mutex);
   return wanted(device, r) && (r.ring == nullptr || load_acquire(&r.ring->running) == 0);
+}
+
+bool resident_runs_on(int device) {
+  if (device < 0 || device >= kMostDevices) return false;
+  DeviceRing& r = rings[device];
+  std::lock_guard<std::mutex> lock(r.mutex);
+  return wanted(device, r) && r.ring != nullptr && load_acquire(&r.ring->running) != 0 &&
+         lands_in_time(r.last_job, std::chrono::steady_clock::now());
 }
 
 void note_cold_window() { cold_windows.fetch_add(1, std::memory_order_relaxed); }

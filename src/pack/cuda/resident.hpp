@@ -68,6 +68,15 @@ bool resident_wanted(int device);
 // instead and calls start_resident once it is queued.
 bool resident_idle(int device);
 
+// Whether a job posted to the kernel of `device` now runs though nobody waits for it: the kernel
+// runs, and its latest job was posted (or it started) less than its idle time, less a margin,
+// ago. It exits no sooner than its idle time after that (its wait for the next job starts after
+// the latest one was posted), so a job posted sooner is seen; one that comes just as it exits
+// waits for a waiter's relaunch (wait_resident), which a job posted to run on its own
+// (Backend::post_now) may not get soon: post_resident waits for such a job itself where it
+// landed too late.
+bool resident_runs_on(int device);
+
 // Starts the resident kernel of `device` for the windows to come, where it is wanted and not
 // running.
 void start_resident(int device);

@@ -135,7 +135,9 @@ __global__ void __launch_bounds__(kResidentThreads, 1) resident_kernel(Ring* rin
       if (!exit_now && job.wait_at != 0) {
         if (threadIdx.x == 0) gave_up = !flag_reached(job);
         __syncthreads();  // the block reads what the other process wrote before the word only after it
-      } else if (threadIdx.x == 0) {
+      } else {
+        // Every thread writes it: one thread's write would race the others' reads of the last
+        // job's value, with no barrier between them on this branch.
         gave_up = false;
       }
       together = cluster_blocks > 1 && (exit_now || (job.blocks > 1 && !gave_up));

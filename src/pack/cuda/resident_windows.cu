@@ -104,9 +104,13 @@ Status resident_post_now(bool unpack, const Window& window, const void* typed, c
   ResidentWindow r;
   GDDT_CHECK(plan_resident(window, typed, packed, &r));
   if (r.blocks == 0) return GDDT_OK;
-  // A job would wait for the kernel to start; the caller's ordinary move starts it instead
-  // (launch_while_starting, or its launch).
-  if (resident_idle(r.device)) return GDDT_OK;
+  // A job would wait for the kernel to start, or, where it may be exiting, for a waiter to start
+  // it again. A sender's ordinary move starts it (launch_while_starting); a move that waits for a
+  // flag is launched instead (queue_flag_wait), so the kernel is started here for the next one.
+  if (!resident_runs_on(r.device)) {
+    if (after.at != nullptr && resident_idle(r.device)) start_resident(r.device);
+    return GDDT_OK;
+  }
   return post_planned(unpack, window, r, typed, packed, after, signal, ordering, posted, served);
 }
 

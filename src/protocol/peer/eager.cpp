@@ -65,11 +65,14 @@ Status send_eager(Operation& operation, Channel& channel, Header& header, bool* 
   counters::add(counters::Counter::kPeerEagerPacks, 1);
   EagerHold hold{flag, send.pack_posted, channel.slot_of_rank[static_cast<std::size_t>(send.dest)]};
   in_flight[hold.receiver].fetch_add(1, std::memory_order_relaxed);
-  GDDT_CHECK(name_flag(flag, &header));
+  name_flag(flag, &header);
   header.transfer = new_transfer();
   *sent = true;
-  GDDT_CHECK(send_header(channel, header, nullptr, send));
-  return hold_until_release(channel, send.dest, header, std::move(staging), PackEvent{}, hold);
+  Status status = send_header(channel, header, nullptr, send);
+  // A copy keeps the scratch where holding fails: the pack may still write it.
+  if (!is_error(status)) status = hold_until_release(channel, send.dest, header, staging, PackEvent{}, hold);
+  if (is_error(status)) release_eager(hold);  // waits for the pack; the flag and the count go back
+  return status;
 }
 
 Status unpack_after_flag(Operation& operation, const Header& header, std::int64_t bytes, int device,

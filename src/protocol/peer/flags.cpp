@@ -89,14 +89,13 @@ void give_back(const FlagLease& lease) {
   if (d.words != nullptr) d.idle.push_back(lease.slot);
 }
 
-Status name_flag(const FlagLease& lease, Header* header) {
+void name_flag(const FlagLease& lease, Header* header) {
   const DeviceFlags& d = flags().of_device[lease.device];  // set before the lease was taken
   header->flag_buffer_id = d.exported.buffer_id;
   header->flag_base = d.exported.base;
   header->flag_offset = reinterpret_cast<std::uintptr_t>(lease.flag.at) - d.exported.base;
   std::memcpy(header->flag_handle, d.exported.handle, sizeof header->flag_handle);
   header->flag_value = lease.flag.value;
-  return GDDT_OK;
 }
 
 void free_flags() {

@@ -184,7 +184,7 @@ struct Header;
 bool take_flag(int device, FlagLease* lease);
 void give_back(const FlagLease& lease);
 // Names the lease's word and value in the header (flag_*).
-Status name_flag(const FlagLease& lease, Header* header);
+void name_flag(const FlagLease& lease, Header* header);
 void free_flags();
 
 // --- events that order a receiver's read after the sender's pack (pack_events.cpp) ---
