@@ -457,5 +457,15 @@ TEST(ResidentPolicy, StepsAsideAfterThreeAwaitedExitsInARow) {
   for (int i = 0; i < 10; ++i) EXPECT_FALSE(at_the_edge.awaited(kIdle, kIdle, kFew));
 }
 
+TEST(ResidentPolicy, AJobPostedBeforeTheKernelMayExitLandsInTime) {
+  using std::chrono::microseconds;
+  const microseconds idle(50);
+  EXPECT_TRUE(JobLanding::in_time(microseconds(0), idle));
+  EXPECT_TRUE(JobLanding::in_time(microseconds(39), idle));
+  EXPECT_FALSE(JobLanding::in_time(microseconds(40), idle)) << "within the margin of the kernel's exit";
+  EXPECT_FALSE(JobLanding::in_time(microseconds(50), idle));
+  EXPECT_FALSE(JobLanding::in_time(microseconds(0), microseconds(10))) << "an idle time within the margin";
+}
+
 }  // namespace
 }  // namespace gddt::pack::cuda_impl

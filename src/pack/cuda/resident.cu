@@ -172,17 +172,9 @@ Status launch(DeviceRing& r) {
   return GDDT_OK;
 }
 
-// A job posted this long before the kernel could have decided to exit (its idle time after the
-// latest job) is seen by it: the write crosses the bus in 1-2 us, and the kernel's last poll
-// before it exits takes about as long.
-constexpr auto kLandingMargin = std::chrono::microseconds(10);
-
-// Whether a job whose cells were written by now is seen by the running kernel (see
-// resident_runs_on): the kernel's wait for it began after the latest job before it was posted, or
-// after its start, and lasts the idle time.
+// Whether a job whose cells were written at `now` is seen by the running kernel (JobLanding).
 bool lands_in_time(std::chrono::steady_clock::time_point latest_before, std::chrono::steady_clock::time_point now) {
-  const auto idle = std::chrono::microseconds(config::settings().resident_idle_us);
-  return now - latest_before < idle - kLandingMargin;
+  return JobLanding::in_time(now - latest_before, std::chrono::microseconds(config::settings().resident_idle_us));
 }
 
 // Posts `job` and sets *ticket to the value of `done` that says it is finished; *served false

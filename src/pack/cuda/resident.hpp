@@ -5,6 +5,7 @@
 // after GDDT_RESIDENT_IDLE_US without work and the next job starts it again.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 
 #include "core/config.hpp"
@@ -109,6 +110,18 @@ class RestartWatch {
 
  private:
   int in_a_row_ = 0;
+};
+
+// Whether the running kernel sees a job posted `since_latest` after the job before it was posted
+// (or after the kernel started), the kernel waiting `idle` for each job. Its wait for this job
+// began after that latest job, so it exits no sooner than `idle` after it; the job's write crosses
+// the bus in 1-2 us and the kernel's last poll before it exits takes about as long, so a job
+// written kMargin before that is seen. A later one sits until a waiter starts the kernel again.
+struct JobLanding {
+  static constexpr std::chrono::nanoseconds kMargin = std::chrono::microseconds(10);
+  static bool in_time(std::chrono::nanoseconds since_latest, std::chrono::nanoseconds idle) {
+    return since_latest < idle - kMargin;
+  }
 };
 
 // Thread blocks of the resident kernel of `device` (one cluster of GDDT_RESIDENT_BLOCKS where
