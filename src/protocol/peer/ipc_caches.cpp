@@ -131,19 +131,29 @@ Status user_work_done(int device) {
   return idle ? GDDT_OK : gpu::stream_synchronize(gpu::legacy_stream());
 }
 
-Status map_named(const Header& named, int device, char** at) {
-  void* base = reinterpret_cast<void*>(static_cast<std::uintptr_t>(named.base));
-  if (named.pid != static_cast<std::int32_t>(getpid()))
-    GDDT_CHECK(mapping_of(named.pid, named.buffer_id, named.handle, device, &base));
-  *at = static_cast<char*>(base) + named.offset;
+namespace {
+
+// Byte `offset` of process `pid`'s exported allocation `buffer_id` (at `base` there) for GPU
+// `device` of this process: mapped through CUDA IPC, or the address itself in the process's own.
+Status reach(std::int32_t pid, std::uint64_t buffer_id, std::uint64_t base,
+             const unsigned char (&handle)[gpu::kIpcHandleBytes], std::int64_t offset, int device, char** at) {
+  void* mapped = reinterpret_cast<void*>(static_cast<std::uintptr_t>(base));
+  if (pid != static_cast<std::int32_t>(getpid())) GDDT_CHECK(mapping_of(pid, buffer_id, handle, device, &mapped));
+  *at = static_cast<char*>(mapped) + offset;
   return GDDT_OK;
 }
 
+}  // namespace
+
+Status map_named(const Header& named, int device, char** at) {
+  return reach(named.pid, named.buffer_id, named.base, named.handle, named.offset, device, at);
+}
+
 Status flag_of(const Header& header, int device, pack::DeviceFlag* flag) {
-  void* base = reinterpret_cast<void*>(static_cast<std::uintptr_t>(header.flag_base));
-  if (header.pid != static_cast<std::int32_t>(getpid()))
-    GDDT_CHECK(mapping_of(header.pid, header.flag_buffer_id, header.flag_handle, device, &base));
-  flag->at = reinterpret_cast<std::uint64_t*>(static_cast<char*>(base) + header.flag_offset);
+  char* at = nullptr;
+  GDDT_CHECK(reach(header.pid, header.flag_buffer_id, header.flag_base, header.flag_handle,
+                   static_cast<std::int64_t>(header.flag_offset), device, &at));
+  flag->at = reinterpret_cast<std::uint64_t*>(at);
   flag->value = header.flag_value;
   return GDDT_OK;
 }
