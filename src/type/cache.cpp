@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/counters.hpp"
 #include "type/contents.hpp"
 #include "type/datatype.hpp"
 
@@ -47,6 +48,7 @@ Cache& cache() {
 Entry analyse(MPI_Datatype datatype) {
   auto layout = std::make_shared<Layout>();
   Entry entry;
+  counters::Stopwatch decoding(counters::Counter::kTypeDecodeNs);
   entry.status = decode(datatype, layout.get());
   if (!is_error(entry.status)) entry.layout = std::move(layout);
   return entry;

@@ -3,71 +3,173 @@
 
 #include <cuda_runtime.h>
 
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <vector>
 
+#include "core/counters.hpp"
 #include "core/gpu.hpp"
+#include "core/pool.hpp"
 #include "pack/backend.hpp"
 
 namespace gddt::pack::cuda_impl {
 
 namespace {
 
-// Frees device memory, ignoring errors: at process exit the CUDA runtime may be torn down
-// before the last layout, and then there is nothing left to free; nor after a device reset.
-void release_device_memory(int device, void* memory) {
-  if (gpu::objects_abandoned()) return;
-  int current = -1;
-  const bool switched = cudaGetDevice(&current) == cudaSuccess && current != device &&
-                        cudaSetDevice(device) == cudaSuccess;
-  cudaFree(memory);
-  if (switched) cudaSetDevice(current);
-  cudaGetLastError();
-}
-
-// The CUDA slot of a block-list layout: its piece tables, one per device that used it.
+// The CUDA slot of a block-list layout: its piece tables, one per device that used it. A table
+// lives in the device pool's memory, so that the types a program makes and frees by the thousand
+// neither allocate nor free device memory (cudaFree waits for the whole device, the resident
+// kernel's idle exit included). Its upload runs behind the stream of its first use, from pinned
+// memory, with no host wait: only a use on another stream or by the resident kernel, before
+// `uploaded` has been seen to pass, waits for it.
 struct DevicePieceTables {
   struct Entry {
-    int device;
-    void* memory;
+    int device = -1;
+    pool::Lease memory;
+    void* own = nullptr;  // where the device pool had no room: allocated for this table alone
     PieceTable table;
+    pool::Lease staging;             // the pinned image, kept until the copy is done
+    gpu::Event uploaded = nullptr;   // recorded after the copy; null once seen done
+    gpu::Stream upload_stream = nullptr;
   };
-  std::vector<Entry> entries;
+  std::vector<std::unique_ptr<Entry>> entries;
 
   DevicePieceTables() = default;
   DevicePieceTables(const DevicePieceTables&) = delete;
   DevicePieceTables& operator=(const DevicePieceTables&) = delete;
   ~DevicePieceTables() {
-    for (const Entry& entry : entries) release_device_memory(entry.device, entry.memory);
+    // A copy still pending must not land in memory the pool has handed on.
+    for (const auto& entry : entries) {
+      if (entry->uploaded != nullptr) {
+        gpu::event_synchronize(entry->uploaded);
+        gpu::event_destroy(entry->uploaded);
+      }
+      if (entry->own != nullptr) gpu::device_free(entry->device, entry->own);
+    }
   }
 };
+
+// With the slot's lock held: whether the upload of `entry` is done; lets its staging go once it is.
+Status upload_done(DevicePieceTables::Entry& entry, bool* done) {
+  *done = entry.uploaded == nullptr;
+  if (*done) return GDDT_OK;
+  GDDT_CHECK(gpu::event_query(entry.uploaded, done));
+  if (!*done) return GDDT_OK;
+  gpu::event_destroy(entry.uploaded);
+  entry.uploaded = nullptr;
+  entry.staging.release();
+  return GDDT_OK;
+}
+
+// With the slot's lock held: returns once the upload of `entry` is done.
+Status wait_upload(DevicePieceTables::Entry& entry) {
+  bool done = false;
+  GDDT_CHECK(upload_done(entry, &done));
+  if (done) return GDDT_OK;
+  GDDT_CHECK(gpu::event_synchronize(entry.uploaded));
+  return upload_done(entry, &done);
+}
+
+// Copies `image` into `memory` on `stream`: from pinned staging without waiting where the
+// pinned pool and an event allow, else synchronously.
+Status upload(const PieceTableImage& image, void* memory, int device, cudaStream_t stream,
+              DevicePieceTables::Entry* entry) {
+  const std::size_t bytes = image.bytes();
+  gpu::Event event = nullptr;
+  if (!is_error(pool::acquire(pool::Where::kPinned, device, bytes, bytes, &entry->staging)) &&
+      !is_error(gpu::event_create(device, &event))) {
+    std::memcpy(entry->staging.data(), image.storage.data(), bytes);
+    Status status = gpu::memcpy_async(memory, entry->staging.data(), bytes, stream);
+    if (!is_error(status)) status = gpu::event_record(event, stream);
+    if (!is_error(status)) {
+      entry->uploaded = event;
+      entry->upload_stream = stream;
+      return GDDT_OK;
+    }
+    // Whatever was queued lands before the synchronous copy below, which overwrites it.
+    gpu::stream_synchronize(stream);
+  }
+  if (event != nullptr) gpu::event_destroy(event);
+  entry->staging.release();
+  GDDT_CHECK(gpu::memcpy_async(memory, image.storage.data(), bytes, stream));
+  return gpu::stream_synchronize(stream);
+}
+
+// A stream a graph is capturing (or one that cannot tell) would record the copy and the event into
+// the graph instead of running them.
+bool capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &capture) == cudaSuccess) return capture != cudaStreamCaptureStatusNone;
+  cudaGetLastError();
+  return true;
+}
+
+// With the slot's lock held: the entry of `device` in `layout`'s slot, or null.
+DevicePieceTables::Entry* find_entry(type::BackendSlots::Slot& slot, int device) {
+  if (!slot.data) slot.data = std::make_shared<DevicePieceTables>();
+  for (const auto& entry : static_cast<DevicePieceTables*>(slot.data.get())->entries)
+    if (entry->device == device) return entry.get();
+  return nullptr;
+}
+
+// With the slot's lock held: a new entry of `device`, its upload queued on `stream`.
+Status make_entry(const type::Layout& layout, type::BackendSlots::Slot& slot, int device, cudaStream_t stream,
+                  DevicePieceTables::Entry** out) {
+  counters::Stopwatch uploading(counters::Counter::kPieceTableNs);
+  const PieceTableImage image = build_piece_table(layout);
+  auto entry = std::make_unique<DevicePieceTables::Entry>();
+  entry->device = device;
+  void* memory = nullptr;
+  if (!is_error(pool::acquire(pool::Where::kDevice, device, image.bytes(), image.bytes(), &entry->memory))) {
+    memory = entry->memory.data();
+  } else {
+    GDDT_CHECK(gpu::device_alloc(device, image.bytes(), &entry->own));
+    memory = entry->own;
+  }
+  const Status status = upload(image, memory, device, stream, entry.get());
+  if (is_error(status)) {
+    gpu::device_free(device, entry->own);
+    return status;
+  }
+  entry->table = image.table_at(memory);
+  counters::add(counters::Counter::kPieceTables, 1);
+  *out = entry.get();
+  static_cast<DevicePieceTables*>(slot.data.get())->entries.push_back(std::move(entry));
+  return GDDT_OK;
+}
 
 }  // namespace
 
 Status device_piece_table(const type::Layout& layout, int device, cudaStream_t stream, PieceTable* table) {
   type::BackendSlots::Slot& slot = layout.backend_slots[kCudaSlot];
   std::lock_guard<std::mutex> lock(slot.mutex);
-  if (!slot.data) slot.data = std::make_shared<DevicePieceTables>();
-  auto& tables = *static_cast<DevicePieceTables*>(slot.data.get());
-  for (const DevicePieceTables::Entry& entry : tables.entries) {
-    if (entry.device == device) {
-      *table = entry.table;
-      return GDDT_OK;
-    }
+  DevicePieceTables::Entry* entry = find_entry(slot, device);
+  if (entry != nullptr && entry->uploaded == nullptr) {
+    *table = entry->table;
+    return GDDT_OK;
   }
-  const PieceTableImage image = build_piece_table(layout);
-  void* memory = nullptr;
-  GDDT_CHECK(gpu::device_alloc(device, image.bytes(), &memory));
-  Status status = gpu::memcpy_async(memory, image.storage.data(), image.bytes(), stream);
-  if (!is_error(status)) status = gpu::stream_synchronize(stream);
-  if (is_error(status)) {
-    release_device_memory(device, memory);
-    return status;
+  const bool recorded = capturing(stream);
+  if (entry == nullptr) {
+    gpu::Stream library = nullptr;
+    if (recorded) GDDT_CHECK(gpu::library_stream(device, &library));
+    GDDT_CHECK(make_entry(layout, slot, device, recorded ? static_cast<cudaStream_t>(library) : stream, &entry));
   }
-  tables.entries.push_back({device, memory, image.table_at(memory)});
-  *table = tables.entries.back().table;
-  return GDDT_OK;
+  *table = entry->table;
+  if (!recorded && entry->upload_stream == stream) return GDDT_OK;
+  bool done = false;
+  GDDT_CHECK(upload_done(*entry, &done));
+  if (done) return GDDT_OK;
+  return recorded ? wait_upload(*entry) : gpu::stream_wait_event(stream, entry->uploaded);
+}
+
+Status resident_piece_table(const type::Layout& layout, int device, cudaStream_t stream, PieceTable* table) {
+  type::BackendSlots::Slot& slot = layout.backend_slots[kCudaSlot];
+  std::lock_guard<std::mutex> lock(slot.mutex);
+  DevicePieceTables::Entry* entry = find_entry(slot, device);
+  if (entry == nullptr) GDDT_CHECK(make_entry(layout, slot, device, stream, &entry));
+  *table = entry->table;
+  return wait_upload(*entry);
 }
 
 }  // namespace gddt::pack::cuda_impl

@@ -1,6 +1,6 @@
 // The piece tables of block-list layouts on the GPUs: built from the layout and uploaded on
-// first use, synchronously, once per layout and device (the only copy of descriptors the CUDA
-// backend makes), kept in the layout's CUDA slot and freed with the layout.
+// first use, once per layout and device (the only copy of descriptors the CUDA backend makes),
+// kept in the layout's CUDA slot, in the device pool's memory, and given back with the layout.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -11,7 +11,11 @@
 
 namespace gddt::pack::cuda_impl {
 
-// The table of `layout` on `device`, uploaded on `stream` (and waited for) at its first use.
+// The table of `layout` on `device`, its upload queued on `stream` at its first use, for work the
+// caller queues on `stream` next (ordered after the upload).
 Status device_piece_table(const type::Layout& layout, int device, cudaStream_t stream, PieceTable* table);
+
+// The same for the resident kernel, which no stream orders: the upload is done when this returns.
+Status resident_piece_table(const type::Layout& layout, int device, cudaStream_t stream, PieceTable* table);
 
 }  // namespace gddt::pack::cuda_impl

@@ -63,7 +63,7 @@ Status post_planned(bool unpack, const Window& w, const ResidentWindow& r, const
   gpu::Stream upload = nullptr;
   GDDT_CHECK(gpu::library_stream(r.device, &upload));
   PieceTable table;
-  GDDT_CHECK(device_piece_table(*w.layout, r.device, static_cast<cudaStream_t>(upload), &table));
+  GDDT_CHECK(resident_piece_table(*w.layout, r.device, static_cast<cudaStream_t>(upload), &table));
   return post_resident(unpack, r.plan.block_list, table, typed, packed, r.blocks, after, signal, ordering, posted,
                        served);
 }
