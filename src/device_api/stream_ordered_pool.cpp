@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/gpu_capture.hpp"
+
 namespace gddt::device_api {
 namespace {
 
@@ -30,7 +32,7 @@ int* error_word_device = nullptr;
 
 int make_error_word() {
   if (error_word != nullptr) return MPI_SUCCESS;
-  RelaxedCapture relaxed;
+  gpu::RelaxedCapture relaxed;
   if (cudaHostAlloc(&error_word, sizeof(int), cudaHostAllocMapped) != cudaSuccess) return MPI_ERR_NO_MEM;
   *error_word = MPI_SUCCESS;
   if (cudaHostGetDevicePointer(&error_word_device, error_word, 0) != cudaSuccess) return MPI_ERR_OTHER;
@@ -96,7 +98,7 @@ int take_slot(Slot* slot) {
     if (!free_slots.empty()) return take(), MPI_SUCCESS;
   }
   // Allocated without the lock: a host function waiting for it must not wait for a CUDA call.
-  RelaxedCapture relaxed;
+  gpu::RelaxedCapture relaxed;
   Record* records = nullptr;
   Mirror* mirrors = nullptr;
   Mirror* mirrors_device = nullptr;
@@ -164,7 +166,7 @@ int type_ref_of(MPI_Datatype datatype, TypeRef** out) {
     ref->refs.store(1, std::memory_order_relaxed);  // the attribute's or the table's
     int rc;
     {
-      RelaxedCapture relaxed;
+      gpu::RelaxedCapture relaxed;
       rc = gddt_device_type_create(datatype, &ref->type);
     }
     if (rc != MPI_SUCCESS) {

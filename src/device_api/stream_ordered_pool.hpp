@@ -43,16 +43,6 @@ struct StreamComm {
   gddt_device_comm_t device;
 };
 
-// Allocations made while a stream of this thread may be capturing: relaxed mode allows them.
-class RelaxedCapture {
- public:
-  RelaxedCapture() { cudaThreadExchangeStreamCaptureMode(&mode_); }
-  ~RelaxedCapture() { cudaThreadExchangeStreamCaptureMode(&mode_); }
-
- private:
-  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
-};
-
 void release_type(TypeRef* ref);
 void reap();
 int take_slot(Slot* slot);

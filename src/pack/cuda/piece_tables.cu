@@ -6,10 +6,12 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "core/counters.hpp"
 #include "core/gpu.hpp"
+#include "core/gpu_capture.hpp"
 #include "core/pool.hpp"
 #include "pack/backend.hpp"
 
@@ -97,7 +99,7 @@ Status upload(const PieceTableImage& image, void* memory, int device, cudaStream
 }
 
 // A stream a graph is capturing (or one that cannot tell) would record the copy and the event into
-// the graph instead of running them.
+// the graph instead of running them: the upload then goes on the library stream, waited for.
 bool capturing(cudaStream_t stream) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   if (cudaStreamIsCapturing(stream, &capture) == cudaSuccess) return capture != cudaStreamCaptureStatusNone;
@@ -150,6 +152,8 @@ Status device_piece_table(const type::Layout& layout, int device, cudaStream_t s
     return GDDT_OK;
   }
   const bool recorded = capturing(stream);
+  std::optional<gpu::RelaxedCapture> relaxed;
+  if (recorded) relaxed.emplace();  // the waits below, and the pools' allocations
   if (entry == nullptr) {
     gpu::Stream library = nullptr;
     if (recorded) GDDT_CHECK(gpu::library_stream(device, &library));
