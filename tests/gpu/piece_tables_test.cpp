@@ -98,43 +98,35 @@ class PieceTables : public ::testing::Test {
     EXPECT_TRUE(unpacked == expected_typed) << "unpack, " << (resident ? "resident kernel" : "stream");
   }
 
+  void rounds(bool resident, int pieces, std::int64_t count);
+
   cudaStream_t first_ = nullptr, second_ = nullptr;
 };
 
-TEST_F(PieceTables, AnotherStreamWaitsForTheUploadOfTheFirst) {
+// Rounds of: a stale table freed into the pool, then a fresh layout whose upload waits behind
+// ballast on the first stream while the second stream (or the resident kernel) uses its table.
+void PieceTables::rounds(bool resident, int pieces, std::int64_t count) {
   Buffer ballast(MemoryKind::kDevice, std::size_t{1} << 30);
+  const std::uint64_t seed = resident ? 3000 : 1000;
   for (int round = 0; round < 20; ++round) {
     {
-      const type::Layout stale = scattered_list(1000 + round, 700);
-      check(stale, 3, second_, false, round);  // its table goes back to the pool with it
+      const type::Layout stale = scattered_list(seed + round, pieces);
+      check(stale, count, second_, resident, round);  // its table goes back to the pool with it
     }
-    const type::Layout fresh = scattered_list(2000 + round, 700);
-    Buffer typed(MemoryKind::kDevice, static_cast<std::size_t>(testing::typed_span(fresh, 3).bytes)),
-        packed(MemoryKind::kDevice, static_cast<std::size_t>(fresh.size * 3));
+    const type::Layout fresh = scattered_list(seed + 1000 + round, pieces);
+    Buffer typed(MemoryKind::kDevice, static_cast<std::size_t>(testing::typed_span(fresh, count).bytes)),
+        packed(MemoryKind::kDevice, static_cast<std::size_t>(fresh.size * count));
     keep_busy(first_, &ballast);
-    // The upload waits behind the ballast on the first stream; the check on the second follows.
-    ASSERT_EQ(cuda().pack(pack::Window{&fresh, 3, 0, fresh.size * 3}, typed.data(), packed.data(), first_), GDDT_OK);
-    check(fresh, 3, second_, false, 100 + round);
+    ASSERT_EQ(cuda().pack(pack::Window{&fresh, count, 0, fresh.size * count}, typed.data(), packed.data(), first_),
+              GDDT_OK);
+    check(fresh, count, second_, resident, seed + round);
     ASSERT_EQ(cudaStreamSynchronize(first_), cudaSuccess);
   }
 }
 
-TEST_F(PieceTables, TheResidentKernelWaitsForTheUpload) {
-  Buffer ballast(MemoryKind::kDevice, std::size_t{1} << 30);
-  for (int round = 0; round < 20; ++round) {
-    {
-      const type::Layout stale = scattered_list(3000 + round, 300);
-      check(stale, 2, second_, true, round);
-    }
-    const type::Layout fresh = scattered_list(4000 + round, 300);
-    Buffer typed(MemoryKind::kDevice, static_cast<std::size_t>(testing::typed_span(fresh, 2).bytes)),
-        packed(MemoryKind::kDevice, static_cast<std::size_t>(fresh.size * 2));
-    keep_busy(first_, &ballast);
-    ASSERT_EQ(cuda().pack(pack::Window{&fresh, 2, 0, fresh.size * 2}, typed.data(), packed.data(), first_), GDDT_OK);
-    check(fresh, 2, second_, true, 200 + round);
-    ASSERT_EQ(cudaStreamSynchronize(first_), cudaSuccess);
-  }
-}
+TEST_F(PieceTables, AnotherStreamWaitsForTheUploadOfTheFirst) { rounds(false, 700, 3); }
+
+TEST_F(PieceTables, TheResidentKernelWaitsForTheUpload) { rounds(true, 300, 2); }
 
 }  // namespace
 }  // namespace gddt
