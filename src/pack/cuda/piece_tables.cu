@@ -160,10 +160,11 @@ Status device_piece_table(const type::Layout& layout, int device, cudaStream_t s
     GDDT_CHECK(make_entry(layout, slot, device, recorded ? static_cast<cudaStream_t>(library) : stream, &entry));
   }
   *table = entry->table;
-  if (!recorded && entry->upload_stream == stream) return GDDT_OK;
+  // Asked even where the stream orders the use, so that the pinned image goes back to its pool at
+  // the first use that finds the copy done, not with the layout.
   bool done = false;
   GDDT_CHECK(upload_done(*entry, &done));
-  if (done) return GDDT_OK;
+  if (done || (!recorded && entry->upload_stream == stream)) return GDDT_OK;
   return recorded ? wait_upload(*entry) : gpu::stream_wait_event(stream, entry->uploaded);
 }
 
