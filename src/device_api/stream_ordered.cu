@@ -9,6 +9,7 @@
 
 #include <vector>
 
+#include "core/gpu_capture.hpp"
 #include "core/log.hpp"
 #include "device_api/errors.hpp"
 #include "device_api/stream_ordered_pool.hpp"
@@ -157,10 +158,7 @@ int hand_to_graph(cudaStream_t stream, void* data, cudaHostFn_t destroy) {
   return MPI_SUCCESS;
 }
 
-bool capturing(cudaStream_t stream) {
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  return cudaStreamIsCapturing(stream, &capture) == cudaSuccess && capture == cudaStreamCaptureStatusActive;
-}
+bool capturing(cudaStream_t stream) { return gpu::capture_of(stream) == gpu::Capture::kActive; }
 
 int launch_error(const char* what) {
   const cudaError_t error = cudaGetLastError();

@@ -101,16 +101,15 @@ Status upload(const PieceTableImage& image, void* memory, int device, cudaStream
 // A stream a graph is capturing (or one that cannot tell) would record the copy and the event into
 // the graph instead of running them: the upload then goes on the library stream, waited for.
 bool capturing(cudaStream_t stream) {
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(stream, &capture) == cudaSuccess) return capture != cudaStreamCaptureStatusNone;
-  cudaGetLastError();
-  return true;
+  const gpu::Capture capture = gpu::capture_of(stream);
+  if (capture == gpu::Capture::kUnknown) cudaGetLastError();  // the failed query's, not a launch's
+  return capture != gpu::Capture::kNone;
 }
 
 // With the slot's lock held: the entry of `device` in `layout`'s slot, or null.
-DevicePieceTables::Entry* find_entry(type::BackendSlots::Slot& slot, int device) {
-  if (!slot.data) slot.data = std::make_shared<DevicePieceTables>();
-  for (const auto& entry : static_cast<DevicePieceTables*>(slot.data.get())->entries)
+DevicePieceTables::Entry* find_entry(const type::BackendSlots::Slot& slot, int device) {
+  if (!slot.data) return nullptr;
+  for (const auto& entry : static_cast<const DevicePieceTables*>(slot.data.get())->entries)
     if (entry->device == device) return entry.get();
   return nullptr;
 }
@@ -137,6 +136,7 @@ Status make_entry(const type::Layout& layout, type::BackendSlots::Slot& slot, in
   entry->table = image.table_at(memory);
   counters::add(counters::Counter::kPieceTables, 1);
   *out = entry.get();
+  if (!slot.data) slot.data = std::make_shared<DevicePieceTables>();
   static_cast<DevicePieceTables*>(slot.data.get())->entries.push_back(std::move(entry));
   return GDDT_OK;
 }
