@@ -6,8 +6,11 @@
 // CUDA-aware library), else copied to pinned memory first and sent from there (what a user without
 // gddt does). Prints a table, the ratios and a PASS/MISS line (target <= 1.5x); with GDDT_STATS=1
 // gddt's stage counters say where the time goes. Below the table, the fixed costs apart: a batch's
-// MPI_Comm_dup through gddt against the library's own, and the first message of each new datatype
-// (count 1, its layout decoded) against the messages after it.
+// MPI_Comm_dup through gddt against the library's own; the first message of each new datatype
+// (count 1, its layout decoded) against the messages after it; and, on types made anew after the
+// flood, what makes a first message cost more, one cause at a time: a new datatype on a buffer
+// already used, a known datatype on a new buffer, a known datatype on a known buffer after both
+// ranks idled 300 us (gddt's resident kernel idles out after 50).
 //   mpiexec -n 2 gddt-bench-flood [--memory device|host|pinned|managed] [--batches N] [--messages N]
 #include <mpi.h>
 
@@ -17,10 +20,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "median.hpp"
 #include "memory_buffer.hpp"
+#include "p2p/mpi_env.hpp"
 
 namespace {
 
@@ -57,11 +62,10 @@ std::vector<MPI_Datatype> make_types() {
 }
 
 bool cuda_aware() {
-#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
-  return MPIX_Query_cuda_support() == 1;
-#else
-  return false;
-#endif
+  std::string how;
+  int aware = gddt::bench::mpi_reports_cuda_aware(&how) ? 1 : 0;
+  PMPI_Allreduce(MPI_IN_PLACE, &aware, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return aware == 1;
 }
 
 // Per count, the seconds per message of each way, one sample per batch.
@@ -75,6 +79,47 @@ struct FixedCosts {
   std::vector<std::vector<double>> first, next;  // [type][batch]
   std::vector<double> dup, library_dup;
 };
+
+// The receiver's seconds for one message of `type` on `buffer` (count 1), both ranks starting
+// together.
+double one_message(const Buffer& buffer, MPI_Datatype type, int rank, MPI_Comm comm) {
+  MPI_Barrier(comm);
+  const double start = now();
+  if (rank == 0)
+    MPI_Send(buffer.data(), 1, type, 1, 7, comm);
+  else
+    MPI_Recv(buffer.data(), 1, type, 0, 7, comm, MPI_STATUS_IGNORE);
+  return now() - start;
+}
+
+// What a first message pays for, one cause at a time (seconds, per type and batch).
+struct FirstCauses {
+  std::vector<std::vector<double>> new_type, known, new_buffer, after_idle;  // [type][batch]
+};
+
+// On types made anew and a buffer that already carried a message of the library's own: a new
+// type's first message, a known one's, a known type's on a new buffer, and after both ranks idled.
+void measure_first_causes(const Options& options, int rank, MPI_Comm comm, FirstCauses* causes) {
+  std::vector<MPI_Datatype> types = make_types();
+  causes->new_type.resize(types.size());
+  causes->known.resize(types.size());
+  causes->new_buffer.resize(types.size());
+  causes->after_idle.resize(types.size());
+  for (std::size_t t = 0; t < types.size(); ++t) {
+    MPI_Aint lb = 0, extent = 0;
+    MPI_Type_get_extent(types[t], &lb, &extent);
+    Buffer used(options.memory, static_cast<std::size_t>(extent)), fresh(options.memory, static_cast<std::size_t>(extent));
+    one_message(used, MPI_BYTE, rank, comm);  // the buffer's memory kind known to gddt and the library
+    causes->new_type[t].push_back(one_message(used, types[t], rank, comm));
+    double known = 0;
+    for (int m = 0; m < 5; ++m) known += one_message(used, types[t], rank, comm) / 5;
+    causes->known[t].push_back(known);
+    causes->new_buffer[t].push_back(one_message(fresh, types[t], rank, comm));
+    std::this_thread::sleep_for(std::chrono::microseconds(300));
+    causes->after_idle[t].push_back(one_message(used, types[t], rank, comm));
+  }
+  for (MPI_Datatype& type : types) MPI_Type_free(&type);
+}
 
 // Seconds `make` takes, both ranks starting together.
 template <typename Make>
@@ -105,6 +150,7 @@ int run(const Options& options) {
   std::vector<std::size_t> packed_bytes;      // per type and count
   std::vector<std::string> names = {"vector of (int,double)", "3-D face of floats", "indexed of 2 ints"};
   FixedCosts fixed;
+  FirstCauses causes;
   fixed.first.resize(names.size());
   fixed.next.resize(names.size());
   for (int batch = 0; batch < options.batches; ++batch) {
@@ -155,6 +201,7 @@ int run(const Options& options) {
       }
     }
     for (MPI_Datatype& type : types) MPI_Type_free(&type);
+    measure_first_causes(options, rank, comm, &causes);
     MPI_Comm_free(&comm);
     MPI_Barrier(MPI_COMM_WORLD);
   }
@@ -185,6 +232,11 @@ int run(const Options& options) {
   for (std::size_t t = 0; t < fixed.first.size() && !fixed.first[t].empty(); ++t)
     std::printf("    %-24s first message of the new datatype %.2f us, each after it %.2f us\n", names[t].c_str(),
                 median(fixed.first[t]) * 1e6, median(fixed.next[t]) * 1e6);
+  std::printf("  a first message's causes apart (count 1, medians over batches, us): new datatype on a used buffer /\n"
+              "  known datatype / known datatype on a new buffer / known datatype after 300 us idle\n");
+  for (std::size_t t = 0; t < causes.new_type.size(); ++t)
+    std::printf("    %-24s %8.2f %8.2f %8.2f %8.2f\n", names[t].c_str(), median(causes.new_type[t]) * 1e6,
+                median(causes.known[t]) * 1e6, median(causes.new_buffer[t]) * 1e6, median(causes.after_idle[t]) * 1e6);
   std::printf("  [%s] 5. flood: worst %.2fx a contiguous message of the same bytes, at %s (target <= 1.5x)\n",
               worst <= 1.5 ? "PASS" : "MISS", worst, worst_at.c_str());
   return 0;
