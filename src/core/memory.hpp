@@ -67,6 +67,11 @@ inline bool known_host(const void* ptr) { return host_page_table.contains(reinte
 // a branch.
 Status classify(const void* ptr, Kind* kind);
 
+// Whether classify() has found device or managed memory in this process: from then on gddt
+// readies each committed datatype for the GPU at MPI_Type_commit (mpi/classify.hpp), which a
+// program that never moves device data does not pay for.
+bool device_memory_seen();
+
 // Makes classify()'s one-time check of the driver's mappings now. The check frees device
 // memory, which waits for every kernel running on the device: a kernel that waits on gddt's
 // host side (the device API) must not be running when it happens.

@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <mutex>
 
+#include "core/gpu.hpp"
 #include "gddt/gddt_mpi.h"
+#include "pack/engine.hpp"
 
 namespace gddt::mpi {
 namespace {
@@ -41,6 +43,14 @@ Status resolve_datatype(MPI_Datatype datatype, type::LayoutPtr* layout) {
   if (!type::is_known_committed(datatype) && !library_accepts(datatype)) return GDDT_ERR_INVALID_TYPE;
   type::on_commit(datatype);
   return type::lookup(datatype, layout);
+}
+
+void prepare_for_device(MPI_Datatype datatype) {
+  if (!memory::device_memory_seen()) return;
+  type::LayoutPtr layout;
+  if (is_error(resolve_datatype(datatype, &layout)) || !layout) return;
+  const pack::Backend& cuda = pack::backend_at(pack::kCudaSlot);
+  if (cuda.prepare != nullptr) cuda.prepare(*layout, gpu::current_device());
 }
 
 Status classify_typed(MPI_Datatype datatype, const void* first, memory::Kind* kind) {

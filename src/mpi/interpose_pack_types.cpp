@@ -41,7 +41,9 @@ int Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insize, MP
 
 int Type_commit(MPI_Datatype* datatype) {
   const int rc = PMPI_Type_commit(datatype);
-  if (rc == MPI_SUCCESS) type::on_commit(*datatype);
+  if (rc != MPI_SUCCESS) return rc;
+  type::on_commit(*datatype);
+  prepare_for_device(*datatype);
   return rc;
 }
 

@@ -35,6 +35,7 @@ void freed_communicator_delivers(const Context& context, const TypeCatalog& type
 void lent_layouts_cross(const Context& context, const TypeCatalog& types);
 void counters_count_sides(const Context& context, const TypeCatalog& types);
 void staged_parts_counted(const Context& context, const TypeCatalog& types);
+void types_readied_at_commit(const Context& context, const TypeCatalog& types);
 
 // semantics_buffers.cpp
 void bottom_with_absolute_addresses(const Context& context, const TypeCatalog&);

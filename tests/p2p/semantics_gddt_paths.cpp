@@ -152,3 +152,54 @@ void staged_parts_counted(const Context& context, const TypeCatalog& types) {
 }
 
 }  // namespace gddt_test::p2p
+
+namespace gddt_test::p2p {
+
+// A datatype committed once this process has moved device data is readied at MPI_Type_commit
+// (mpi/classify.hpp): a block list's piece table is made then, on this rank's GPU, and its first
+// message makes none and carries the same bytes. A rank whose buffers are host memory makes none.
+void types_readied_at_commit(const Context& context, const TypeCatalog& types) {
+  using CounterFunction = int (*)(const char*, long long*);
+  const auto counter = reinterpret_cast<CounterFunction>(dlsym(RTLD_DEFAULT, "gddt_counter"));
+  expect(counter != nullptr, "gddt_counter is exported");
+  if (counter == nullptr) return;
+  auto tables = [&] {
+    long long value = 0;
+    return counter("pack.piece-tables", &value) == 0 ? value : 0;
+  };
+  const TypeCase& indexed = types.named("indexed");
+  {
+    RingMessage first(context, indexed, 3, indexed, 3, 1);
+    MPI_Request request;
+    MPI_Status status;
+    P2P_EXPECT_SUCCESS(MPI_Irecv(first.recv.address(), 3, indexed.type, context.prev, 1, MPI_COMM_WORLD, &request));
+    P2P_EXPECT_SUCCESS(MPI_Send(first.send.address(), 3, indexed.type, context.next, 1, MPI_COMM_WORLD));
+    P2P_EXPECT_SUCCESS(MPI_Wait(&request, &status));
+    first.check(&status, "indexed, before the new type");
+  }
+  const bool device = context.memory == MemoryKind::kDevice || context.memory == MemoryKind::kManaged;
+  const long long gpu_tables_before = tables();
+  TypeCase fresh = indexed;  // the same typemap and extent under a handle of its own
+  fresh.name = "indexed as a contiguous of one";
+  P2P_EXPECT_SUCCESS(MPI_Type_contiguous(1, indexed.type, &fresh.type));
+  P2P_EXPECT_SUCCESS(MPI_Type_commit(&fresh.type));
+  const long long at_commit = tables();
+  if (!device) {
+    expect(at_commit == gpu_tables_before, "no piece table at commit on a rank without device buffers");
+  } else if (gpu_tables_before > 0) {  // gddt's GPU path in use (a GPU, GDDT_CUDA not off)
+    expect(at_commit == gpu_tables_before + 1, "the new block list's piece table is made at MPI_Type_commit");
+  }
+  {
+    RingMessage message(context, fresh, 3, fresh, 3, 2);
+    MPI_Request request;
+    MPI_Status status;
+    P2P_EXPECT_SUCCESS(MPI_Irecv(message.recv.address(), 3, fresh.type, context.prev, 2, MPI_COMM_WORLD, &request));
+    P2P_EXPECT_SUCCESS(MPI_Send(message.send.address(), 3, fresh.type, context.next, 2, MPI_COMM_WORLD));
+    P2P_EXPECT_SUCCESS(MPI_Wait(&request, &status));
+    message.check(&status, "a type readied at commit");
+  }
+  if (device && gpu_tables_before > 0) expect(tables() == at_commit, "its first message makes no second table");
+  P2P_EXPECT_SUCCESS(MPI_Type_free(&fresh.type));
+}
+
+}  // namespace gddt_test::p2p
