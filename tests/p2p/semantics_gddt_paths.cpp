@@ -167,16 +167,18 @@ void types_readied_at_commit(const Context& context, const TypeCatalog& types) {
     long long value = 0;
     return counter("pack.piece-tables", &value) == 0 ? value : 0;
   };
-  const TypeCase& indexed = types.named("indexed");
-  {
-    RingMessage first(context, indexed, 3, indexed, 3, 1);
+  // Three elements of `type` around the ring, as message `index`, checked.
+  auto pass_around = [&](const TypeCase& type, int index, const std::string& what) {
+    RingMessage message(context, type, 3, type, 3, index);
     MPI_Request request;
     MPI_Status status;
-    P2P_EXPECT_SUCCESS(MPI_Irecv(first.recv.address(), 3, indexed.type, context.prev, 1, MPI_COMM_WORLD, &request));
-    P2P_EXPECT_SUCCESS(MPI_Send(first.send.address(), 3, indexed.type, context.next, 1, MPI_COMM_WORLD));
+    P2P_EXPECT_SUCCESS(MPI_Irecv(message.recv.address(), 3, type.type, context.prev, index, MPI_COMM_WORLD, &request));
+    P2P_EXPECT_SUCCESS(MPI_Send(message.send.address(), 3, type.type, context.next, index, MPI_COMM_WORLD));
     P2P_EXPECT_SUCCESS(MPI_Wait(&request, &status));
-    first.check(&status, "indexed, before the new type");
-  }
+    message.check(&status, what);
+  };
+  const TypeCase& indexed = types.named("indexed");
+  pass_around(indexed, 1, "indexed, before the new type");
   const bool device = context.memory == MemoryKind::kDevice || context.memory == MemoryKind::kManaged;
   const long long gpu_tables_before = tables();
   TypeCase fresh = indexed;  // the same typemap and extent under a handle of its own
@@ -189,15 +191,7 @@ void types_readied_at_commit(const Context& context, const TypeCatalog& types) {
   } else if (gpu_tables_before > 0) {  // gddt's GPU path in use (a GPU, GDDT_CUDA not off)
     expect(at_commit == gpu_tables_before + 1, "the new block list's piece table is made at MPI_Type_commit");
   }
-  {
-    RingMessage message(context, fresh, 3, fresh, 3, 2);
-    MPI_Request request;
-    MPI_Status status;
-    P2P_EXPECT_SUCCESS(MPI_Irecv(message.recv.address(), 3, fresh.type, context.prev, 2, MPI_COMM_WORLD, &request));
-    P2P_EXPECT_SUCCESS(MPI_Send(message.send.address(), 3, fresh.type, context.next, 2, MPI_COMM_WORLD));
-    P2P_EXPECT_SUCCESS(MPI_Wait(&request, &status));
-    message.check(&status, "a type readied at commit");
-  }
+  pass_around(fresh, 2, "a type readied at commit");
   if (device && gpu_tables_before > 0) expect(tables() == at_commit, "its first message makes no second table");
   P2P_EXPECT_SUCCESS(MPI_Type_free(&fresh.type));
 }
