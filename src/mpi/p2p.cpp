@@ -123,6 +123,23 @@ void check_order_before_waiting(Operation& operation) {
   if (gpu::legacy_stream_idle(&idle) == GDDT_OK && idle) operation.ordering = pack::Ordering::kLegacyStreamIdle;
 }
 
+// A blocking receive that probes first (peers::probes_for_marker): a marker is received into host
+// memory, packed bytes into the staging, and while it probes the node's senders may send it a
+// message through CUDA IPC. MPI_Mprobe and MPI_Mrecv match exactly the message MPI_Recv would.
+int receive_probing(Operation& operation, const Side& side, int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  MPI_Message message = MPI_MESSAGE_NULL;
+  protocol::peers::note_probing_receive(true);
+  int rc = PMPI_Mprobe(source, tag, comm, &message, status);
+  protocol::peers::note_probing_receive(false);
+  if (rc != MPI_SUCCESS) return rc;
+  int count = 0;
+  if (PMPI_Get_count(status, MPI_BYTE, &count) == MPI_SUCCESS && count == protocol::kMarkerBytes) {
+    operation.marker_on_host = true;
+    return PMPI_Mrecv(operation.early_marker, count, MPI_BYTE, &message, status);
+  }
+  return PMPI_Mrecv(side.buffer, side.count, side.datatype, &message, status);
+}
+
 int recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status* status) {
   const BlockingCall blocking;
   Side side;
@@ -132,7 +149,9 @@ int recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_C
   check_order_before_waiting(*side.operation);
   MPI_Status local;
   MPI_Status* st = status_or_local(status, &local);
-  rc = PMPI_Recv(side.buffer, side.count, side.datatype, source, tag, comm, st);
+  rc = protocol::peers::probes_for_marker(*side.operation)
+           ? receive_probing(*side.operation, side, source, tag, comm, st)
+           : PMPI_Recv(side.buffer, side.count, side.datatype, source, tag, comm, st);
   int done = finish_reporting(*side.operation, rc, *st);
   return rc != MPI_SUCCESS ? rc : done;
 }

@@ -94,6 +94,10 @@ struct Operation {
   std::unique_ptr<PeerSend> peer;               // sends of the peer protocol
   // Receives on a communicator of gddt peers that may be handed a marker (peers.hpp).
   bool watches_markers = false;
+  // A blocking receive that probed first and found a marker received it here, in host memory,
+  // instead of into its device staging (peers::probes_for_marker).
+  bool marker_on_host = false;
+  char early_marker[kMarkerBytes] = {};
   // The peer protocol's channel of `comm`, kept by watched receives and sends of the protocol
   // until they complete, whether or not the communicator is freed meanwhile.
   std::shared_ptr<peers::Channel> channel;

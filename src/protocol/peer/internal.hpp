@@ -74,6 +74,10 @@ struct NodeEntry {
   // Where its device receives land: 1 + the index in `uuids` of the GPU of its latest one, 0 before
   // the first. Senders read it to tell whether CUDA IPC would cross between two GPUs.
   std::atomic<int> receiving_gpu_plus_one;
+  // Its threads now in a blocking receive that probes before it receives (probes_for_marker): a
+  // marker reaches them in host memory, so that a sender through a CUDA-aware library may take
+  // CUDA IPC for a message of GDDT_PEER_IPC_MIN to 1 MiB.
+  std::atomic<int> probing_receives;
   // The direct plane: the state of each send that lends its buffer, by slot (lending.hpp), and when
   // the process as a receiver last resolved a marker of the direct plane (steady clock, ns).
   lending::Slot lent[kLentSlots];

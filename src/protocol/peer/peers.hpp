@@ -65,6 +65,17 @@ std::shared_ptr<Channel> watching(MPI_Comm comm, std::int64_t capacity);
 // a watched receive expects of the messages that fill it.
 bool awaits_ipc(const Message& message);
 
+// Whether a blocking receive of `operation` probes for its message before it receives it: one on
+// a communicator of peers whose staging is device memory a marker would have to be copied out of
+// (a copy and a wait for the GPU, 10 us on an H200), of a size a sender through a CUDA-aware
+// library sends through CUDA IPC while the receiver probes (probing_receiver_takes_ipc,
+// transports.cpp). A marker then lands in operation.early_marker, packed bytes in the staging.
+bool probes_for_marker(const Operation& operation);
+
+// This process's threads in such a probe, published to the node's senders: `begins` true as a
+// thread enters one, false as it leaves.
+void note_probing_receive(bool begins);
+
 // Publishes the GPU of a watched device receive to the node's senders (GDDT_IPC=auto asks whether
 // the receiver's GPU is another than the sender's).
 void note_receive(const Message& message);

@@ -56,6 +56,10 @@ Status take_header(Channel& channel, int source, int tag, std::uint64_t sequence
 Status read_marker(const Operation& operation, std::uint64_t* sequence) {
   char marker[kMarkerBytes];
   const Message& message = operation.message;
+  if (operation.marker_on_host) {
+    std::memcpy(sequence, operation.early_marker, sizeof *sequence);
+    return GDDT_OK;
+  }
   switch (operation.route) {
     case Route::kHostStaged:
     case Route::kDeviceStaged:

@@ -61,7 +61,35 @@ bool ipc_model_wins(int sender_device, int receiver_slot, bool lends, std::uint6
 // The largest message GDDT_IPC=auto lends to a receiver on another GPU.
 constexpr std::int64_t kDirectAcrossMost = (1 << 20) - 1;
 
+// A device message of GDDT_PEER_IPC_MIN bytes to under 1 MiB through a CUDA-aware library under
+// GDDT_IPC=auto: across two H200s the raw format took 1.06-1.16x hand-packed's latency and CUDA IPC
+// 0.75-0.81x, but a stream of them through CUDA IPC moved 0.40-0.48x the raw format's bandwidth
+// (runs J and N, performance.md). Such a message takes CUDA IPC only while its receiver waits in a
+// blocking receive that probes first (probes_for_marker): one message at a time, whose marker
+// lands in host memory. A stream's receives are nonblocking and keep the raw format.
+bool probe_sized(const Message& message) {
+  return config::ipc() == config::Ipc::kAuto && message.kind.is_device() && library_cuda_aware() &&
+         !eager_sized(message.bytes()) && message.bytes() <= kDirectAcrossMost;
+}
+
+bool probing_receiver_takes_ipc(const Message& message, int receiver_slot) {
+  return probe_sized(message) &&
+         node().table->entries[receiver_slot].probing_receives.load(std::memory_order_relaxed) > 0;
+}
+
 }  // namespace
+
+bool probes_for_marker(const Operation& operation) {
+  if (!operation.channel || !probe_sized(operation.message)) return false;
+  return operation.route == Route::kDeviceBytes ||
+         (operation.route == Route::kDeviceStaged && operation.staging.kind().type == GDDT_MEMORY_DEVICE);
+}
+
+void note_probing_receive(bool begins) {
+  Node& n = node();
+  if (!n.all_gddt) return;
+  n.table->entries[n.slot].probing_receives.fetch_add(begins ? 1 : -1, std::memory_order_relaxed);
+}
 
 bool awaits_ipc(const Message& message) {
   const config::Ipc mode = config::ipc();
@@ -127,7 +155,7 @@ bool inline_serves(const Choice& choice) {
 bool ipc_serves(const Choice& choice) {
   const Message& message = choice.message;
   const int slot = receiver_slot(choice);
-  if (slot < 0 || !awaits_ipc(message) || message.bytes() > INT_MAX ||
+  if (slot < 0 || !(awaits_ipc(message) || probing_receiver_takes_ipc(message, slot)) || message.bytes() > INT_MAX ||
       scratch_held_for_ipc.load() + message.bytes() > ipc_scratch_budget() ||
       (eager_sized(message.bytes()) && !eager_clear_to(slot)))
     return false;
