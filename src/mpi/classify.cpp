@@ -45,8 +45,15 @@ Status resolve_datatype(MPI_Datatype datatype, type::LayoutPtr* layout) {
   return type::lookup(datatype, layout);
 }
 
+// The largest element readied at commit: at most one piece a byte (a piece takes 144 bytes), so
+// that a large type a program only uses on host memory (an unstructured mesh's file view, say) is
+// never decoded there; a larger one is decoded at its first use on device memory, as before.
+constexpr MPI_Count kReadiedMostBytes = 64 << 10;
+
 void prepare_for_device(MPI_Datatype datatype) {
   if (!memory::device_memory_seen()) return;
+  MPI_Count size = 0;
+  if (PMPI_Type_size_x(datatype, &size) != MPI_SUCCESS || size > kReadiedMostBytes) return;
   type::LayoutPtr layout;
   if (is_error(resolve_datatype(datatype, &layout)) || !layout) return;
   const pack::Backend& cuda = pack::backend_at(pack::kCudaSlot);

@@ -460,17 +460,6 @@ Status load_kernels() {
 #undef GDDT_LOAD_INSTANCES
 #undef GDDT_LOAD_TRANSCRIBE
 
-// Backend::prepare: a block list's piece table, uploaded behind the library stream of `device`
-// (a use on another stream waits for it on the GPU, the resident kernel on the host).
-Status prepare_layout(const type::Layout& layout, int device) {
-  if (layout.shape != type::Shape::kBlockList || !gpu::available()) return GDDT_OK;
-  gpu::DeviceGuard guard(device);
-  gpu::Stream stream = nullptr;
-  GDDT_CHECK(gpu::library_stream(device, &stream));
-  PieceTable table;
-  return device_piece_table(layout, device, static_cast<cudaStream_t>(stream), &table);
-}
-
 }  // namespace
 
 const Backend& cuda_backend() {
@@ -491,7 +480,7 @@ const Backend& cuda_backend() {
     b.pack_set = cuda_pack_set;
     b.unpack_set = cuda_unpack_set;
     b.load = load_kernels;
-    b.prepare = prepare_layout;
+    b.prepare = prepare_piece_table;
     b.transcribe = cuda_transcribe;
     return b;
   }();

@@ -168,6 +168,16 @@ Status device_piece_table(const type::Layout& layout, int device, cudaStream_t s
   return recorded ? wait_upload(*entry) : gpu::stream_wait_event(stream, entry->uploaded);
 }
 
+Status prepare_piece_table(const type::Layout& layout, int device) {
+  if (layout.shape != type::Shape::kBlockList || !gpu::available()) return GDDT_OK;
+  gpu::RelaxedCapture relaxed;
+  gpu::DeviceGuard guard(device);
+  gpu::Stream stream = nullptr;
+  GDDT_CHECK(gpu::library_stream(device, &stream));
+  PieceTable table;
+  return device_piece_table(layout, device, static_cast<cudaStream_t>(stream), &table);
+}
+
 Status resident_piece_table(const type::Layout& layout, int device, cudaStream_t stream, PieceTable* table) {
   type::BackendSlots::Slot& slot = layout.backend_slots[kCudaSlot];
   std::lock_guard<std::mutex> lock(slot.mutex);
