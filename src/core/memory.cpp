@@ -134,7 +134,7 @@ RangeCache& cache() {
   return instance;
 }
 
-std::atomic<bool> seen_device{false};
+std::atomic<int> seen_device{-1};
 std::atomic<unsigned long long> hit_count{0};
 std::atomic<unsigned long long> miss_count{0};
 
@@ -161,7 +161,7 @@ Status classify(const void* ptr, Kind* kind) {
   gpu::PointerInfo info;
   GDDT_CHECK(gpu::query_pointer(ptr, &info));
   *kind = Kind{info.type, info.device};
-  if (kind->is_device()) seen_device.store(true, std::memory_order_relaxed);
+  note_device_memory(*kind);
   if (info.type == GDDT_MEMORY_HOST) {
     if (caching) host_page_table.insert(address, epoch);
   } else if (caching && info.size != 0) {
@@ -170,7 +170,14 @@ Status classify(const void* ptr, Kind* kind) {
   return GDDT_OK;
 }
 
-bool device_memory_seen() { return seen_device.load(std::memory_order_relaxed); }
+int device_memory_seen() { return seen_device.load(std::memory_order_relaxed); }
+
+void note_device_memory(const Kind& kind) {
+  if (!kind.is_device()) return;
+  const int device = kind.device >= 0 ? kind.device : gpu::current_device();
+  if (device >= 0 && seen_device.load(std::memory_order_relaxed) != device)
+    seen_device.store(device, std::memory_order_relaxed);
+}
 
 void settle_caching() {
   if (gpu::available() && cuda_memory_possible()) answers_cacheable();

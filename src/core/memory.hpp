@@ -67,10 +67,12 @@ inline bool known_host(const void* ptr) { return host_page_table.contains(reinte
 // a branch.
 Status classify(const void* ptr, Kind* kind);
 
-// Whether classify() has found device or managed memory in this process: from then on gddt
-// readies each committed datatype for the GPU at MPI_Type_commit (mpi/classify.hpp), which a
-// program that never moves device data does not pay for.
-bool device_memory_seen();
+// The GPU of the latest device or managed memory classify() found (or note_device_memory was
+// told of), -1 before the first: from then on gddt readies each committed datatype for that GPU
+// at MPI_Type_commit (mpi/classify.hpp), which a program that never moves device data does not
+// pay for, on the GPU its data is on (a thread that never chose a device would name GPU 0).
+int device_memory_seen();
+void note_device_memory(const Kind& kind);
 
 // Makes classify()'s one-time check of the driver's mappings now. The check frees device
 // memory, which waits for every kernel running on the device: a kernel that waits on gddt's

@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <mutex>
 
-#include "core/gpu.hpp"
 #include "gddt/gddt_mpi.h"
 #include "pack/engine.hpp"
 
@@ -45,19 +44,20 @@ Status resolve_datatype(MPI_Datatype datatype, type::LayoutPtr* layout) {
   return type::lookup(datatype, layout);
 }
 
-// The largest element readied at commit: at most one piece a byte (a piece takes 144 bytes), so
-// that a large type a program only uses on host memory (an unstructured mesh's file view, say) is
-// never decoded there; a larger one is decoded at its first use on device memory, as before.
-constexpr MPI_Count kReadiedMostBytes = 64 << 10;
+// The largest element readied at commit: at most one piece a byte (a piece takes 144 bytes, so at
+// most 2.3 MiB of layout), so that a large type a program only uses on host memory (an
+// unstructured mesh's file view, say) is never decoded there; a larger one is decoded at its
+// first use on device memory, as before.
+constexpr MPI_Count kReadiedMostBytes = 16 << 10;
 
 void prepare_for_device(MPI_Datatype datatype) {
-  if (!memory::device_memory_seen()) return;
+  const int device = memory::device_memory_seen();
+  if (device < 0) return;
   MPI_Count size = 0;
   if (PMPI_Type_size_x(datatype, &size) != MPI_SUCCESS || size > kReadiedMostBytes) return;
   type::LayoutPtr layout;
   if (is_error(resolve_datatype(datatype, &layout)) || !layout) return;
-  const pack::Backend& cuda = pack::backend_at(pack::kCudaSlot);
-  if (cuda.prepare != nullptr) cuda.prepare(*layout, gpu::current_device());
+  pack::prepare_layout(*layout, device);
 }
 
 Status classify_typed(MPI_Datatype datatype, const void* first, memory::Kind* kind) {
@@ -69,6 +69,7 @@ Status classify_typed(MPI_Datatype datatype, const void* first, memory::Kind* ki
       const auto code = reinterpret_cast<std::intptr_t>(value);
       kind->type = static_cast<gddt_memory_type_t>(code % 16);
       kind->device = static_cast<int>(code / 16) - 1;
+      memory::note_device_memory(*kind);
       return GDDT_OK;
     }
   }

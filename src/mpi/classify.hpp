@@ -16,7 +16,7 @@ Status resolve_datatype(MPI_Datatype datatype, type::LayoutPtr* layout);
 
 // Readies a newly committed `datatype` for device memory where this process has moved device
 // data (memory::device_memory_seen): decodes its layout and has the GPU backend make what its
-// first move would (Backend::prepare), for elements of up to 64 KiB. Programs commit their types
+// first move would (Backend::prepare), for elements of up to 16 KiB. Programs commit their types
 // before their exchanges, whose first message of each new type otherwise paid for both: 6-17 us
 // a side for the decode and 10 for a piece table on two H200s (performance.md, the flood).
 // Failures are left to the first use, which meets them again and reports them.

@@ -58,6 +58,11 @@ Status load_device_code() {
   return GDDT_OK;
 }
 
+void prepare_layout(const type::Layout& layout, int device) {
+  for (const Backend* backend : backends())
+    if (backend->prepare != nullptr) backend->prepare(layout, device);
+}
+
 void for_each_backend(const std::function<void(const Backend&)>& visit) {
   for (const Backend* backend : backends()) visit(*backend);
 }

@@ -19,6 +19,9 @@ const Backend& backend_at(BackendSlotIndex slot);
 // kernel that waits on gddt starts, since a lazy load would wait for that kernel.
 Status load_device_code();
 
+// Every backend's Backend::prepare of `layout` on `device`; failures are left to the first use.
+void prepare_layout(const type::Layout& layout, int device);
+
 // Every backend, in backends.def order (stopping them at MPI_Finalize, listing them).
 void for_each_backend(const std::function<void(const Backend&)>& visit);
 

@@ -181,6 +181,9 @@ void types_readied_at_commit(const Context& context, const TypeCatalog& types) {
   pass_around(indexed, 1, "indexed, before the new type");
   const bool device = context.memory == MemoryKind::kDevice || context.memory == MemoryKind::kManaged;
   const long long gpu_tables_before = tables();
+  // Device memory always moves through the CUDA backend, whose block lists need a table.
+  if (context.memory == MemoryKind::kDevice)
+    expect(gpu_tables_before > 0, "a block list moved on device memory made a piece table");
   TypeCase fresh = indexed;  // the same typemap and extent under a handle of its own
   fresh.name = "indexed as a contiguous of one";
   P2P_EXPECT_SUCCESS(MPI_Type_contiguous(1, indexed.type, &fresh.type));

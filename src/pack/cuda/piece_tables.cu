@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "core/counters.hpp"
@@ -141,6 +142,23 @@ Status make_entry(const type::Layout& layout, type::BackendSlots::Slot& slot, in
   return GDDT_OK;
 }
 
+// A stream of `device` for the uploads of prepare_piece_table, created once: not ordered after the
+// legacy default stream as the library stream is, so that readying a type waits for its own copy
+// only, never for the program's kernels.
+Status readying_stream(int device, gpu::Stream* stream) {
+  static std::mutex mutex;
+  static std::vector<std::pair<int, gpu::Stream>> streams;
+  std::lock_guard<std::mutex> lock(mutex);
+  for (const auto& known : streams)
+    if (known.first == device) {
+      *stream = known.second;
+      return GDDT_OK;
+    }
+  GDDT_CHECK(gpu::stream_create(device, stream));
+  streams.emplace_back(device, *stream);
+  return GDDT_OK;
+}
+
 }  // namespace
 
 Status device_piece_table(const type::Layout& layout, int device, cudaStream_t stream, PieceTable* table) {
@@ -171,11 +189,10 @@ Status device_piece_table(const type::Layout& layout, int device, cudaStream_t s
 Status prepare_piece_table(const type::Layout& layout, int device) {
   if (layout.shape != type::Shape::kBlockList || !gpu::available()) return GDDT_OK;
   gpu::RelaxedCapture relaxed;
-  gpu::DeviceGuard guard(device);
   gpu::Stream stream = nullptr;
-  GDDT_CHECK(gpu::library_stream(device, &stream));
+  GDDT_CHECK(readying_stream(device, &stream));
   PieceTable table;
-  return device_piece_table(layout, device, static_cast<cudaStream_t>(stream), &table);
+  return resident_piece_table(layout, device, static_cast<cudaStream_t>(stream), &table);
 }
 
 Status resident_piece_table(const type::Layout& layout, int device, cudaStream_t stream, PieceTable* table) {

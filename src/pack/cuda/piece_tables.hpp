@@ -18,10 +18,11 @@ Status device_piece_table(const type::Layout& layout, int device, cudaStream_t s
 // The same for the resident kernel, which no stream orders: the upload is done when this returns.
 Status resident_piece_table(const type::Layout& layout, int device, cudaStream_t stream, PieceTable* table);
 
-// Backend::prepare: where `layout` is a block list, its table on `device` made now, its upload
-// queued behind the library stream with no host wait (a use on another stream waits for it on
-// the GPU, the resident kernel on the host). In relaxed capture mode: another thread's graph
-// capture in global mode would refuse the pool's allocations and be broken by them.
+// Backend::prepare: where `layout` is a block list, its table on `device` made now and its upload
+// waited for, on a stream of its own that is not ordered after the program's work: a table left
+// uploading would keep its pinned image until a use on the GPU, and MPI_Type_free would wait for
+// the copy. In relaxed capture mode: another thread's graph capture in global mode would refuse
+// the pool's allocations and be broken by them.
 Status prepare_piece_table(const type::Layout& layout, int device);
 
 }  // namespace gddt::pack::cuda_impl
