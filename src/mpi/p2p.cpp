@@ -126,7 +126,8 @@ void check_order_before_waiting(Operation& operation) {
 // A blocking receive that probes first (peers::probes_for_marker): a marker is received into host
 // memory, packed bytes into the staging, and while it probes the node's senders may send it a
 // message through CUDA IPC. MPI_Mprobe and MPI_Mrecv match exactly the message MPI_Recv would.
-int receive_probing(Operation& operation, const Side& side, int source, int tag, MPI_Comm comm, MPI_Status* status) {
+int receive_probing(const Side& side, int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  Operation& operation = *side.operation;
   MPI_Message message = MPI_MESSAGE_NULL;
   protocol::peers::note_probing_receive(true);
   int rc = PMPI_Mprobe(source, tag, comm, &message, status);
@@ -150,7 +151,7 @@ int recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_C
   MPI_Status local;
   MPI_Status* st = status_or_local(status, &local);
   rc = protocol::peers::probes_for_marker(*side.operation)
-           ? receive_probing(*side.operation, side, source, tag, comm, st)
+           ? receive_probing(side, source, tag, comm, st)
            : PMPI_Recv(side.buffer, side.count, side.datatype, source, tag, comm, st);
   int done = finish_reporting(*side.operation, rc, *st);
   return rc != MPI_SUCCESS ? rc : done;

@@ -124,10 +124,10 @@ struct Backend {
   // the current device now. CUDA loads a kernel lazily at its first launch, and that load waits
   // for every kernel running on the device: one waiting on gddt would never let it finish.
   Status (*load)() = nullptr;
-  // Optional (null where a backend keeps nothing per layout): makes now, without waiting for
-  // the GPU, what moves of `layout` on `device` would make at their first use (the CUDA
-  // backend's piece table of a block list), so that a datatype committed before an exchange
-  // does not pay for it in its first message.
+  // Optional (null where a backend keeps nothing per layout): makes now what moves of `layout`
+  // on `device` would make at their first use (the CUDA backend's piece table of a block list,
+  // waiting for its own copy only), so that a datatype committed before an exchange does not pay
+  // for it in its first message.
   Status (*prepare)(const type::Layout& layout, int device) = nullptr;
   // Optional (null where a backend has none; callers then pack and unpack through a buffer):
   // moves the packed bytes of window `from` of `from_typed` straight into window `to` (of equal

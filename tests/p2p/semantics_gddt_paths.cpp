@@ -13,6 +13,19 @@
 #include "type_catalog.hpp"
 
 namespace gddt_test::p2p {
+namespace {
+
+using CounterFunction = int (*)(const char*, long long*);
+
+// gddt_counter, looked up so that a preloaded gddt serves too; null, and a failed expectation,
+// where gddt is not in the process.
+CounterFunction exported_counter() {
+  const auto counter = reinterpret_cast<CounterFunction>(dlsym(RTLD_DEFAULT, "gddt_counter"));
+  expect(counter != nullptr, "gddt_counter is exported");
+  return counter;
+}
+
+}  // namespace
 
 // Messages of 2 MiB between buffers of allocations of their own, each side's layout another of
 // the same signature (64-byte blocks, 4-byte words, contiguous, a 3-D face), each pair in rounds
@@ -53,9 +66,7 @@ void lent_layouts_cross(const Context& context, const TypeCatalog& types) {
 // memory kind, GDDT_P2P_HOST=gddt) counts as staged (a send of the peer protocol counts as its
 // plane); an unknown name is refused.
 void counters_count_sides(const Context& context, const TypeCatalog& types) {
-  using CounterFunction = int (*)(const char*, long long*);
-  const auto counter = reinterpret_cast<CounterFunction>(dlsym(RTLD_DEFAULT, "gddt_counter"));
-  expect(counter != nullptr, "gddt_counter is exported");
+  const CounterFunction counter = exported_counter();
   if (counter == nullptr) return;
   const char* const staged[] = {"p2p.device-bytes.sides", "p2p.device-staged.sides", "p2p.host-span.sides",
                                 "p2p.host-staged.sides", "p2p.peer-inline.sides", "p2p.peer-ipc.sides",
@@ -102,9 +113,7 @@ long long size_setting(const char* name, long long otherwise) {
 // data messages, and the receiver puts them back together. A message of 9 bytes, which peers always
 // send through the protocol, tells whether it is on.
 void staged_parts_counted(const Context& context, const TypeCatalog& types) {
-  using CounterFunction = int (*)(const char*, long long*);
-  const auto counter = reinterpret_cast<CounterFunction>(dlsym(RTLD_DEFAULT, "gddt_counter"));
-  expect(counter != nullptr, "gddt_counter is exported");
+  const CounterFunction counter = exported_counter();
   if (counter == nullptr) return;
   auto value_of = [&](const char* name) {
     long long value = 0;
@@ -151,17 +160,11 @@ void staged_parts_counted(const Context& context, const TypeCatalog& types) {
                           std::to_string(want));
 }
 
-}  // namespace gddt_test::p2p
-
-namespace gddt_test::p2p {
-
 // A datatype committed once this process has moved device data is readied at MPI_Type_commit
 // (mpi/classify.hpp): a block list's piece table is made then, on this rank's GPU, and its first
 // message makes none and carries the same bytes. A rank whose buffers are host memory makes none.
 void types_readied_at_commit(const Context& context, const TypeCatalog& types) {
-  using CounterFunction = int (*)(const char*, long long*);
-  const auto counter = reinterpret_cast<CounterFunction>(dlsym(RTLD_DEFAULT, "gddt_counter"));
-  expect(counter != nullptr, "gddt_counter is exported");
+  const CounterFunction counter = exported_counter();
   if (counter == nullptr) return;
   auto tables = [&] {
     long long value = 0;
