@@ -227,13 +227,19 @@ struct Pools {
   std::vector<std::unique_ptr<DeviceAllocator>> device_allocators;
   std::vector<std::unique_ptr<SlabAllocator>> device_slabs;
   std::vector<std::unique_ptr<SizeClassCache>> devices;
+  std::vector<std::unique_ptr<SlabAllocator>> shared_slabs;
+  std::vector<std::unique_ptr<SizeClassCache>> shared;
 
   Pools() {
     const std::uint64_t most = config::settings().pool_device_max;
     for (int device = 0; device < gpu::device_count(); ++device) {
       device_allocators.push_back(std::make_unique<DeviceAllocator>(device));
-      device_slabs.push_back(std::make_unique<SlabAllocator>(device_allocators.back().get(), kDeviceSlabBytes, most));
+      Allocator* backing = device_allocators.back().get();
+      device_slabs.push_back(std::make_unique<SlabAllocator>(backing, kDeviceSlabBytes, most));
       devices.push_back(std::make_unique<SizeClassCache>(device_slabs.back().get(), most));
+      // The peer protocol holds at most half of GDDT_POOL_DEVICE_MAX for transfers awaiting release.
+      shared_slabs.push_back(std::make_unique<SlabAllocator>(backing, kDeviceSlabBytes, most / 2));
+      shared.push_back(std::make_unique<SizeClassCache>(shared_slabs.back().get(), most / 2));
     }
   }
 };
@@ -248,7 +254,8 @@ Pools& pools() {
 SizeClassCache* pool_for(Where where, int device) {
   if (where == Where::kPinned) return &pools().pinned;
   if (device < 0 || device >= gpu::device_count()) return nullptr;
-  return pools().devices[static_cast<std::size_t>(device)].get();
+  const auto index = static_cast<std::size_t>(device);
+  return where == Where::kShared ? pools().shared[index].get() : pools().devices[index].get();
 }
 
 }  // namespace
@@ -294,6 +301,7 @@ void trim() {
   if (!gpu::available()) return;
   pools().pinned.trim();
   for (auto& pool : pools().devices) pool->trim();
+  for (auto& pool : pools().shared) pool->trim();
 }
 
 }  // namespace gddt::pool

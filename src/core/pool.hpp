@@ -9,7 +9,11 @@
 
 namespace gddt::pool {
 
-enum class Where { kDevice, kPinned };
+// kShared: device scratch that other processes of the node map through CUDA IPC, from slabs of its
+// own that no MPI library is handed. A process maps an allocation once ("resource already mapped"):
+// a CUDA-aware library's own CUDA IPC, mapping the slab a staged message lay in, would otherwise
+// keep gddt from mapping the slab of a later message of the peer protocol, and the other way round.
+enum class Where { kDevice, kPinned, kShared };
 
 // A buffer borrowed from a pool; returns itself on destruction.
 class Lease {

@@ -31,10 +31,10 @@ bool Message::contiguous() const {
          layout->pieces[0].offset == layout->lb;
 }
 
-Status Staging::acquire(int device, std::int64_t bytes) {
+Status Staging::acquire(int device, std::int64_t bytes, bool shared) {
   const auto size = static_cast<std::size_t>(bytes);
   if (device >= 0) {
-    if (acquire_device(device, bytes) == GDDT_OK) return GDDT_OK;
+    if (acquire_device(device, bytes, shared) == GDDT_OK) return GDDT_OK;
     GDDT_LOG(kInfo, "no device scratch for %lld bytes: staging through host memory", static_cast<long long>(bytes));
   }
   if (!gpu::available() || acquire_pinned(bytes) != GDDT_OK) {
@@ -61,9 +61,9 @@ Status Staging::acquire_pinned(std::int64_t bytes) {
   return GDDT_OK;
 }
 
-Status Staging::acquire_device(int device, std::int64_t bytes) {
+Status Staging::acquire_device(int device, std::int64_t bytes, bool shared) {
   const auto size = static_cast<std::size_t>(bytes);
-  GDDT_CHECK(pool::acquire(pool::Where::kDevice, device, size, size, &lease_));
+  GDDT_CHECK(pool::acquire(shared ? pool::Where::kShared : pool::Where::kDevice, device, size, size, &lease_));
   data_ = lease_.data();
   size_ = bytes;
   kind_ = memory::Kind{GDDT_MEMORY_DEVICE, device};

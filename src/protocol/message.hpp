@@ -42,13 +42,14 @@ struct Message {
 // pool is exhausted, ordinary host memory.
 class Staging {
  public:
-  // Borrows `bytes` of staging: device scratch of GPU `device` (>= 0), else, or where the pool
+  // Borrows `bytes` of staging: device scratch of GPU `device` (>= 0; `shared`: from the pool whose
+  // slabs other processes map through CUDA IPC, pool::Where::kShared), else, or where the pool
   // cannot give that now, pinned host staging, else the heap (kind() tells which it got).
-  Status acquire(int device, std::int64_t bytes);
+  Status acquire(int device, std::int64_t bytes, bool shared = false);
   // Pinned host staging, or device scratch of GPU `device`, only: GDDT_ERR_NO_MEMORY where the
   // pool cannot give it now.
   Status acquire_pinned(std::int64_t bytes);
-  Status acquire_device(int device, std::int64_t bytes);
+  Status acquire_device(int device, std::int64_t bytes, bool shared = false);
   void* data() const { return data_; }
   std::int64_t size() const { return size_; }
   memory::Kind kind() const { return kind_; }

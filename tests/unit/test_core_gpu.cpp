@@ -69,7 +69,7 @@ TEST_F(CoreGpuTest, ClassifiesEveryKindAndCachesAllocationRanges) {
 }
 
 TEST_F(CoreGpuTest, PoolsHandOutAndReuseDeviceAndPinnedMemory) {
-  for (pool::Where where : {pool::Where::kDevice, pool::Where::kPinned}) {
+  for (pool::Where where : {pool::Where::kDevice, pool::Where::kPinned, pool::Where::kShared}) {
     void* first = nullptr;
     {
       pool::Lease lease;
@@ -77,13 +77,30 @@ TEST_F(CoreGpuTest, PoolsHandOutAndReuseDeviceAndPinnedMemory) {
       EXPECT_EQ(lease.size(), 2u << 20);
       memory::Kind kind;
       ASSERT_EQ(memory::classify(lease.data(), &kind), GDDT_OK);
-      EXPECT_EQ(kind.type, where == pool::Where::kDevice ? GDDT_MEMORY_DEVICE : GDDT_MEMORY_PINNED);
+      EXPECT_EQ(kind.type, where == pool::Where::kPinned ? GDDT_MEMORY_PINNED : GDDT_MEMORY_DEVICE);
       first = lease.data();
     }
     pool::Lease again;
     ASSERT_EQ(pool::acquire(where, 0, 2 << 20, 2 << 20, &again), GDDT_OK);
     EXPECT_EQ(again.data(), first);
   }
+  pool::trim();
+}
+
+// Scratch that other processes map through CUDA IPC never shares an allocation (a slab) with
+// scratch the MPI library is handed: a process maps an allocation once.
+TEST_F(CoreGpuTest, SharedScratchLiesInAllocationsOfItsOwn) {
+  pool::Lease library;
+  pool::Lease shared;
+  ASSERT_EQ(pool::acquire(pool::Where::kDevice, 0, 64 << 10, 64 << 10, &library), GDDT_OK);
+  ASSERT_EQ(pool::acquire(pool::Where::kShared, 0, 64 << 10, 64 << 10, &shared), GDDT_OK);
+  std::uint64_t library_id = 0;
+  std::uint64_t shared_id = 0;
+  ASSERT_EQ(gpu::buffer_id(library.data(), &library_id), GDDT_OK);
+  ASSERT_EQ(gpu::buffer_id(shared.data(), &shared_id), GDDT_OK);
+  EXPECT_NE(library_id, shared_id);
+  library.release();
+  shared.release();
   pool::trim();
 }
 

@@ -78,7 +78,7 @@ Status send_copy(PeerSend& send) {
   header.bytes = message.bytes();
   header.transfer = send.transfer;
   auto staging = std::make_shared<Staging>();
-  Status made = staging->acquire(message.kind.device, header.bytes);
+  Status made = staging->acquire(message.kind.device, header.bytes, true);
   if (!is_error(made)) {
     counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
     made = pack_message(message, *staging, {});

@@ -43,7 +43,7 @@ Status send_eager(Operation& operation, Channel& channel, Header& header, bool* 
   {
     counters::Stopwatch staging_time(counters::Counter::kPeerSendStagingNs);
     // Scratch that is not device memory CUDA IPC exports (the pool is spent): inline instead.
-    if (is_error(staging->acquire(device, header.bytes)) || !staging->kind().is_device() ||
+    if (is_error(staging->acquire(device, header.bytes, true)) || !staging->kind().is_device() ||
         !expose_scratch(*staging, &header))
       return GDDT_OK;
   }

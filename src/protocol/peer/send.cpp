@@ -97,7 +97,7 @@ Status post_header(Operation& operation) {
     if (operation.route == Route::kPeerStaged) {
       GDDT_CHECK(take_staged_send_staging(*staging, staged_on_device, message.kind.device, header.bytes));
     } else {
-      GDDT_CHECK(staging->acquire(scratch ? message.kind.device : -1, header.bytes));
+      GDDT_CHECK(staging->acquire(scratch ? message.kind.device : -1, header.bytes, scratch));
     }
     exposed = scratch && expose_scratch(*staging, &header);
     // Device scratch CUDA IPC could not export goes out on the staged plane, which a library
