@@ -41,21 +41,31 @@ constexpr std::uint64_t kDirectLeastAllocation = std::uint64_t{2} << 20;
 // packs) or in a receiver's request to write (beyond, the receiver reads); a piece is 144 bytes.
 constexpr std::size_t kDirectMostPieces = 64;
 
+// The smallest message GDDT_IPC=auto lends to a receiver on the same GPU. One H200 shared by two
+// ranks, system Open MPI (run Q, performance.md): the direct plane's windows moved 0.4-0.7x the raw
+// format's bandwidth at 16-64 KiB, 1.5-1.9x at 256 KiB, 5-10x at 1 MiB and 13-32x at 4 MiB.
+constexpr std::uint64_t kSameGpuDirectLeast = std::uint64_t{256} << 10;
+
 // GDDT_IPC=auto's model, from the measurements in performance.md: CUDA IPC wins where the
 // receiver reads across NVLink from another GPU and the library would cross the host twice (two
 // H200s, system Open MPI: from 64 KiB on, 7-36x at 1-4 MiB; awaits_ipc rules out CUDA-aware
 // libraries, whose copy engines and the raw format's sets of packs won windows, 1 MiB: 146 against
 // 53 GB/s). Between ranks sharing one GPU every message's kernels wait for the other process's
 // context: a packing sender's windows of 64 KiB to 1 MiB ran 1.7-12x slower than the raw format,
-// while the direct plane (no kernel on the sender) ran 8-30x faster from 1 MiB; so there only sends
-// that may lend their buffer (`lends`) and that are large enough to be lent (whose span fills an
-// allocation the direct plane takes) go through CUDA IPC.
-bool ipc_model_wins(int sender_device, int receiver_slot, bool lends, std::uint64_t bytes) {
+// while the direct plane (no kernel on the sender) ran faster from 256 KiB; so there only sends
+// that lend their buffer (`lends`: the call may, and CUDA IPC can export the allocation and carry
+// the layout) of at least kSameGpuDirectLeast go through CUDA IPC.
+bool ipc_model_wins(const Message& message, int receiver_slot, bool lends) {
   const int receiver_device = receiving_gpu(receiver_slot);
   if (receiver_device < 0) return false;
-  if (receiver_device == sender_device)
-    return lends && config::settings().peer_direct && bytes >= kDirectLeastAllocation;
-  return gpu::can_access_peer(receiver_device, sender_device);
+  if (receiver_device == message.kind.device) {
+    if (!lends || !config::settings().peer_direct || static_cast<std::uint64_t>(message.bytes()) < kSameGpuDirectLeast)
+      return false;
+    gpu::IpcExport exported;
+    std::vector<char> wire;
+    return reachable_in_place(message, &exported, &wire);
+  }
+  return gpu::can_access_peer(receiver_device, message.kind.device);
 }
 
 // The largest message GDDT_IPC=auto lends to a receiver on another GPU.
@@ -162,8 +172,7 @@ bool ipc_serves(const Choice& choice) {
   gpu::DeviceUuid uuid;
   return gpu::device_uuid(message.kind.device, &uuid) == GDDT_OK && sees_gpu(slot, uuid) &&
          (config::ipc() == config::Ipc::kOn ||
-          ipc_model_wins(message.kind.device, slot, choice.call.lends_buffer,
-                         static_cast<std::uint64_t>(message.bytes())));
+          ipc_model_wins(message, slot, choice.call.lends_buffer));
 }
 
 bool staged_serves(const Choice& choice) {
