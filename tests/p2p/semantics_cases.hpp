@@ -36,6 +36,7 @@ void lent_layouts_cross(const Context& context, const TypeCatalog& types);
 void counters_count_sides(const Context& context, const TypeCatalog& types);
 void staged_parts_counted(const Context& context, const TypeCatalog& types);
 void types_readied_at_commit(const Context& context, const TypeCatalog& types);
+void windows_and_lone_messages(const Context& context, const TypeCatalog& types);
 
 // semantics_buffers.cpp
 void bottom_with_absolute_addresses(const Context& context, const TypeCatalog&);

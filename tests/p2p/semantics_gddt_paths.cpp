@@ -1,11 +1,13 @@
 // p2p_semantics: gddt's own paths: layouts crossing the direct plane, the counters, the staged
-// plane's parts.
+// plane's parts, types readied at commit, windows and lone messages in turn.
 #include <dlfcn.h>
 #include <mpi.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "harness.hpp"
 #include "ring.hpp"
@@ -200,6 +202,56 @@ void types_readied_at_commit(const Context& context, const TypeCatalog& types) {
   pass_around(fresh, 2, "a type readied at commit");
   if (device && gpu_tables_before > 0) expect(tables() == at_commit, "its first message makes no second table");
   P2P_EXPECT_SUCCESS(MPI_Type_free(&fresh.type));
+}
+
+// Windows of messages and lone ones in turn, the same sizes both ways: a window's receives
+// complete in one MPI_Waitall (gddt may leave their reads running together), a lone message goes
+// to a blocking MPI_Recv (which may probe first, its sender then taking CUDA IPC); through a
+// CUDA-aware library a window's packed bytes may cross in device scratch the library maps into
+// the receiving process, which must never be what a later lone message's CUDA IPC maps again
+// (a process maps an allocation once). Every message is checked.
+void windows_and_lone_messages(const Context& context, const TypeCatalog& types) {
+  const TypeCase& vector = types.named("vector_block4");
+  constexpr int kWindow = 6;
+  int index = 0;
+  for (const int count : {4096, 65536}) {  // 16 and 256 KiB packed
+    for (int turn = 0; turn < 2; ++turn) {
+      std::vector<std::unique_ptr<RingMessage>> window;
+      std::vector<MPI_Request> requests(2 * kWindow);
+      for (int i = 0; i < kWindow; ++i) {
+        window.push_back(std::make_unique<RingMessage>(context, vector, count, vector, count, ++index));
+        P2P_EXPECT_SUCCESS(MPI_Irecv(window.back()->recv.address(), count, vector.type, context.prev,
+                                     window.back()->index(), MPI_COMM_WORLD, &requests[static_cast<std::size_t>(i)]));
+      }
+      for (int i = 0; i < kWindow; ++i) {
+        RingMessage& message = *window[static_cast<std::size_t>(i)];
+        P2P_EXPECT_SUCCESS(MPI_Isend(message.send.address(), count, vector.type, context.next, message.index(),
+                                     MPI_COMM_WORLD, &requests[static_cast<std::size_t>(kWindow + i)]));
+      }
+      std::vector<MPI_Status> statuses(requests.size());
+      P2P_EXPECT_SUCCESS(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data()));
+      for (int i = 0; i < kWindow; ++i)
+        window[static_cast<std::size_t>(i)]->check(&statuses[static_cast<std::size_t>(i)],
+                                                   "window message " + std::to_string(i) + " of " +
+                                                       std::to_string(count) + " elements, turn " + std::to_string(turn));
+      for (int lone = 0; lone < 3; ++lone) {
+        RingMessage message(context, vector, count, vector, count, ++index);
+        MPI_Status status;
+        // Even ranks send first, odd ones receive first: blocking calls around any ring.
+        for (int step = 0; step < 2; ++step) {
+          if ((context.rank + step) % 2 == 0) {
+            P2P_EXPECT_SUCCESS(MPI_Send(message.send.address(), count, vector.type, context.next, message.index(),
+                                        MPI_COMM_WORLD));
+          } else {
+            P2P_EXPECT_SUCCESS(MPI_Recv(message.recv.address(), count, vector.type, context.prev, message.index(),
+                                        MPI_COMM_WORLD, &status));
+          }
+        }
+        message.check(&status, "lone message " + std::to_string(lone) + " of " + std::to_string(count) +
+                                   " elements, turn " + std::to_string(turn));
+      }
+    }
+  }
 }
 
 }  // namespace gddt_test::p2p

@@ -26,6 +26,7 @@ const std::pair<const char*, Case> kCases[] = {
     {"counters_count_sides", counters_count_sides},
     {"staged_parts_counted", staged_parts_counted},
     {"types_readied_at_commit", types_readied_at_commit},
+    {"windows_and_lone_messages", windows_and_lone_messages},
     {"bottom_with_absolute_addresses", bottom_with_absolute_addresses},
 #if GDDT_HAVE_MPI_Isendrecv
     {"order_behind_isendrecv", order_behind_isendrecv},
