@@ -22,8 +22,9 @@ namespace {
 constexpr int kBlocksPerSm = 4;
 constexpr int kThreads = 256;
 
-// Copies n words, U loads in flight per thread before any store.
-template <typename T, int U>
+// Copies n words, U loads in flight per thread before any store, word i to word kSpread * i: 1 a copy,
+// 2 the unpack of a vector of 4-byte blocks at a stride of 8 bytes.
+template <typename T, int U, int kSpread = 1>
 __global__ void copy_words(const T* __restrict__ from, T* __restrict__ to, size_t n) {
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   for (size_t base = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; base < n; base += stride * U) {
@@ -33,22 +34,7 @@ __global__ void copy_words(const T* __restrict__ from, T* __restrict__ to, size_
       if (base + u * stride < n) value[u] = from[base + u * stride];
 #pragma unroll
     for (int u = 0; u < U; ++u)
-      if (base + u * stride < n) to[base + u * stride] = value[u];
-  }
-}
-
-// The unpack of a vector of 4-byte blocks at a stride of 8 bytes: packed words into every other word.
-template <int U>
-__global__ void scatter_words(const unsigned* __restrict__ packed, unsigned* __restrict__ typed, size_t n) {
-  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  for (size_t base = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; base < n; base += stride * U) {
-    unsigned value[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (base + u * stride < n) value[u] = packed[base + u * stride];
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (base + u * stride < n) typed[2 * (base + u * stride)] = value[u];
+      if (base + u * stride < n) to[kSpread * (base + u * stride)] = value[u];
   }
 }
 
@@ -125,10 +111,10 @@ int main() {
       copy_words<uint4, 4><<<grid, kThreads, 0, on_receiver>>>((const uint4*)sent, (uint4*)received, quads);
     });
     failed |= measure(on_receiver, bytes, "receiving GPU's vector unpack reading across", [&] {
-      scatter_words<8><<<grid, kThreads, 0, on_receiver>>>((const unsigned*)sent, (unsigned*)typed, words);
+      copy_words<unsigned, 8, 2><<<grid, kThreads, 0, on_receiver>>>((const unsigned*)sent, (unsigned*)typed, words);
     });
     failed |= measure(on_receiver, bytes, "receiving GPU's vector unpack of its own bytes", [&] {
-      scatter_words<8><<<grid, kThreads, 0, on_receiver>>>((const unsigned*)received, (unsigned*)typed, words);
+      copy_words<unsigned, 8, 2><<<grid, kThreads, 0, on_receiver>>>((const unsigned*)received, (unsigned*)typed, words);
     });
     PROBE_CHECK(cudaSetDevice(0));
     failed |= measure(on_sender, bytes, "copy engine, queued on the sending GPU",
