@@ -1,6 +1,6 @@
 // The size-class policy (pool_cache.hpp) and the pools of pool.hpp built on it: one pinned
-// host pool and one device pool per GPU, sized by GDDT_POOL_PINNED_MAX and
-// GDDT_POOL_DEVICE_MAX.
+// host pool, sized by GDDT_POOL_PINNED_MAX, and two device pools per GPU (gddt's scratch and the
+// scratch peers map through CUDA IPC), sized by GDDT_POOL_DEVICE_MAX and half of it.
 #include "core/pool.hpp"
 
 #include <algorithm>

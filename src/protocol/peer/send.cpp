@@ -100,11 +100,11 @@ Status post_header(Operation& operation) {
       GDDT_CHECK(staging->acquire(scratch ? message.kind.device : -1, header.bytes, scratch));
     }
     exposed = scratch && expose_scratch(*staging, &header);
-    // Device scratch CUDA IPC could not export goes out on the staged plane, which a library
-    // without device memory support must be given host staging for.
-    if (!exposed && staging->kind().is_device() && !library_cuda_aware()) {
+    // Scratch CUDA IPC could not export goes out on the staged plane in staging the library may
+    // be handed: never the shared pool's, and host staging for a library without device memory.
+    if (scratch && !exposed && staging->kind().is_device()) {
       staging = std::make_shared<Staging>();
-      GDDT_CHECK(take_staged_send_staging(*staging, false, message.kind.device, header.bytes));
+      GDDT_CHECK(take_staged_send_staging(*staging, library_cuda_aware(), message.kind.device, header.bytes));
     }
   }
   if (!exposed && (operation.route == Route::kPeerInline || eager)) {

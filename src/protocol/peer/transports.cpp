@@ -59,7 +59,9 @@ bool ipc_model_wins(const Message& message, int receiver_slot, bool lends) {
   const int receiver_device = receiving_gpu(receiver_slot);
   if (receiver_device < 0) return false;
   if (receiver_device == message.kind.device) {
-    if (!lends || !config::settings().peer_direct || static_cast<std::uint64_t>(message.bytes()) < kSameGpuDirectLeast)
+    // What lends_user_buffer asks too: a send the direct plane cannot take would pack on the shared GPU.
+    if (!lends || !config::settings().peer_direct || library_cuda_aware() || eager_sized(message.bytes()) ||
+        static_cast<std::uint64_t>(message.bytes()) < kSameGpuDirectLeast)
       return false;
     gpu::IpcExport exported;
     std::vector<char> wire;
