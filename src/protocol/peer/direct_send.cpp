@@ -11,7 +11,6 @@
 #include "core/config.hpp"
 #include "core/counters.hpp"
 #include "core/log.hpp"
-#include "protocol/cuda_awareness.hpp"
 #include "protocol/peer/internal.hpp"
 
 namespace gddt::protocol::peers {
@@ -117,9 +116,8 @@ Status send_copy(PeerSend& send) {
 
 bool lends_user_buffer(const Operation& operation, gpu::IpcExport* lent, std::vector<char>* wire) {
   const Message& message = operation.message;
-  if (operation.route != Route::kPeerIpc || !operation.peer->lends_buffer || !config::settings().peer_direct ||
-      eager_sized(message.bytes()) ||
-      message.kind.type != GDDT_MEMORY_DEVICE || library_cuda_aware() || operation.channel == nullptr ||
+  if (operation.route != Route::kPeerIpc || !may_lend(message, operation.peer->lends_buffer) ||
+      operation.channel == nullptr ||
       !lends_to(message.kind.device,
                 operation.channel->slot_of_rank[static_cast<std::size_t>(operation.peer->dest)], message.bytes()))
     return false;

@@ -385,6 +385,12 @@ Status release_scratch(gpu::Stream reading, MPI_Comm data, int sender, int trans
 // the eager path (GDDT_PEER_EAGER), packed into scratch, never lent (the direct plane).
 bool eager_sized(std::int64_t bytes);
 
+// Whether a send of `message` may lend its buffer at all (the direct plane), before its allocation
+// is asked (reachable_in_place): the call may (Call::lends_buffer), GDDT_PEER_DIRECT, not eager-sized,
+// device memory, and not through a CUDA-aware library (whose own CUDA IPC may have mapped the user's
+// allocation in the receiver already).
+bool may_lend(const Message& message, bool lends_buffer);
+
 // Whether another process's GPU may reach `message`'s buffer in place (a lent send's, a receive's
 // asked to be written): its span lies in a device allocation CUDA IPC exports (*exported) of at
 // least kDirectLeastAllocation bytes, and its layout has at most kDirectMostPieces pieces (encoded

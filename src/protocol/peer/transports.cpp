@@ -59,10 +59,8 @@ bool ipc_model_wins(const Message& message, int receiver_slot, bool lends) {
   const int receiver_device = receiving_gpu(receiver_slot);
   if (receiver_device < 0) return false;
   if (receiver_device == message.kind.device) {
-    // What lends_user_buffer asks too: a send the direct plane cannot take would pack on the shared GPU.
-    if (!lends || !config::settings().peer_direct || library_cuda_aware() || eager_sized(message.bytes()) ||
-        static_cast<std::uint64_t>(message.bytes()) < kSameGpuDirectLeast)
-      return false;
+    // A send the direct plane cannot take would pack on the shared GPU.
+    if (!may_lend(message, lends) || static_cast<std::uint64_t>(message.bytes()) < kSameGpuDirectLeast) return false;
     gpu::IpcExport exported;
     std::vector<char> wire;
     return reachable_in_place(message, &exported, &wire);
@@ -126,6 +124,11 @@ void note_receive(const Message& message) {
   NodeEntry& mine = n.table->entries[n.slot];
   for (int i = 0; i < std::min(mine.gpus, kMostGpus); ++i)
     if (mine.uuids[i] == uuid) mine.receiving_gpu_plus_one.store(i + 1, std::memory_order_relaxed);
+}
+
+bool may_lend(const Message& message, bool lends_buffer) {
+  return lends_buffer && config::settings().peer_direct && !eager_sized(message.bytes()) &&
+         message.kind.type == GDDT_MEMORY_DEVICE && !library_cuda_aware();
 }
 
 bool reachable_in_place(const Message& message, gpu::IpcExport* exported, std::vector<char>* wire) {
