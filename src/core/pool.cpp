@@ -237,9 +237,8 @@ struct Pools {
       Allocator* backing = device_allocators.back().get();
       device_slabs.push_back(std::make_unique<SlabAllocator>(backing, kDeviceSlabBytes, most));
       devices.push_back(std::make_unique<SizeClassCache>(device_slabs.back().get(), most));
-      // The peer protocol holds at most half of GDDT_POOL_DEVICE_MAX for transfers awaiting release.
-      shared_slabs.push_back(std::make_unique<SlabAllocator>(backing, kDeviceSlabBytes, most / 2));
-      shared.push_back(std::make_unique<SizeClassCache>(shared_slabs.back().get(), most / 2));
+      shared_slabs.push_back(std::make_unique<SlabAllocator>(backing, kDeviceSlabBytes, shared_most()));
+      shared.push_back(std::make_unique<SizeClassCache>(shared_slabs.back().get(), shared_most()));
     }
   }
 };
@@ -296,6 +295,8 @@ Status acquire(Where where, int device, std::size_t want_bytes, std::size_t min_
   lease->device_ = device;
   return GDDT_OK;
 }
+
+std::uint64_t shared_most() { return config::settings().pool_device_max / 2; }
 
 void trim() {
   if (!gpu::available()) return;

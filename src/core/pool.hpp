@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "core/status.hpp"
 
@@ -42,6 +43,9 @@ class Lease {
 // `want_bytes`). `device` is ignored for pinned memory. GDDT_ERR_NO_MEMORY only when not
 // even `min_bytes` can be had.
 Status acquire(Where where, int device, std::size_t want_bytes, std::size_t min_bytes, Lease* lease);
+
+// The most bytes the kShared pool of a GPU holds: half of GDDT_POOL_DEVICE_MAX.
+std::uint64_t shared_most();
 
 // Frees every cached buffer (at MPI_Finalize; buffers still leased are freed on return).
 void trim();

@@ -7,6 +7,7 @@
 
 #include "core/config.hpp"
 #include "core/log.hpp"
+#include "core/pool.hpp"
 #include "protocol/peer/internal.hpp"
 
 namespace gddt::protocol::peers {
@@ -37,7 +38,7 @@ bool awaits_release(const Pending& entry) { return entry.scratch_held > 0; }
 
 std::atomic<std::int64_t> scratch_held_for_ipc{0};
 
-std::int64_t ipc_scratch_budget() { return static_cast<std::int64_t>(config::settings().pool_device_max / 2); }
+std::int64_t ipc_scratch_budget() { return static_cast<std::int64_t>(pool::shared_most()); }
 
 Lingering& lingering() {
   static Lingering* instance = new Lingering;
