@@ -183,6 +183,7 @@ void serve_asked_writes() {
 }
 
 Status settle_lent(PeerSend& send) {
+  counters::Stopwatch settling(counters::Counter::kPeerSendSettleNs);
   send.lent = false;
   lending::Slot& state = lent_state(node().slot, send.lent_slot);
   const auto patience = static_cast<std::int64_t>(config::settings().peer_direct_patience) * 1000;

@@ -72,12 +72,14 @@ Status post_header(Operation& operation) {
   header.bytes = message.bytes();
   header.sequence = stamp_marker(*channel, &send);
   {
+    counters::Stopwatch lending_time(counters::Counter::kPeerSendLendNs);
     gpu::IpcExport lent;
     std::vector<char> wire;
     int slot = -1;
     std::uint32_t generation = 0;
     if (lends_user_buffer(operation, &lent, &wire) && take_lent_slot(&slot, &generation))
       return post_lent(operation, *channel, header, lent, wire, slot, generation);
+    lending_time.cancel();
   }
   // A small message takes the eager path where the resident kernel runs, else it rides inline.
   const bool eager = operation.route == Route::kPeerIpc && eager_sized(header.bytes);
