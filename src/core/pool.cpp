@@ -50,9 +50,11 @@ Status SizeClassCache::acquire(std::size_t want_bytes, std::size_t min_bytes, vo
     if (buffer == nullptr && make_room(size_class)) {
       Status status = allocator_->allocate(size_class, &buffer);
       if (status == GDDT_ERR_NO_MEMORY && !retried) {
-        // Cached buffers of other classes may be what the allocator is missing.
+        // Cached buffers of other classes, or of the cache sharing the memory, may be what the
+        // allocator is missing.
         retried = true;
         free_cached();
+        if (sharing_ != nullptr) sharing_->free_cached_unless_busy();
         status = allocator_->allocate(size_class, &buffer);
       }
       if (status == GDDT_ERR_NO_MEMORY) continue;
@@ -81,6 +83,16 @@ void SizeClassCache::give_back(void* ptr, std::size_t size) {
   leased_.erase(ptr);
   cached_[size_class].push_back(Cached{ptr, ++returns_});
   cached_bytes_ += size_class;
+}
+
+void SizeClassCache::share_memory(SizeClassCache* a, SizeClassCache* b) {
+  a->sharing_ = b;
+  b->sharing_ = a;
+}
+
+void SizeClassCache::free_cached_unless_busy() {
+  std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+  if (lock.owns_lock()) free_cached();
 }
 
 void SizeClassCache::trim() {
@@ -239,6 +251,7 @@ struct Pools {
       devices.push_back(std::make_unique<SizeClassCache>(device_slabs.back().get(), most));
       shared_slabs.push_back(std::make_unique<SlabAllocator>(backing, kDeviceSlabBytes, shared_most()));
       shared.push_back(std::make_unique<SizeClassCache>(shared_slabs.back().get(), shared_most()));
+      SizeClassCache::share_memory(devices.back().get(), shared.back().get());
     }
   }
 };

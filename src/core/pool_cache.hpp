@@ -51,6 +51,11 @@ class SizeClassCache {
   // Frees the cached buffers; buffers leased now are freed when given back.
   void trim();
 
+  // Pairs two caches whose allocators draw on one memory (a GPU's two device pools): where the
+  // allocator runs out, each frees the other's cached buffers too before it asks for less, unless
+  // the other is busy this moment (never waiting for it: both may run out at once).
+  static void share_memory(SizeClassCache* a, SizeClassCache* b);
+
   std::uint64_t allocated_bytes() const;
   std::uint64_t cached_bytes() const;
 
@@ -65,8 +70,10 @@ class SizeClassCache {
   bool make_room(std::size_t size_class);
   void free_oldest_cached();
   void free_cached();
+  void free_cached_unless_busy();
 
   Allocator* allocator_;
+  SizeClassCache* sharing_ = nullptr;  // share_memory
   const std::uint64_t limit_bytes_;
   mutable std::mutex mutex_;
   std::map<std::size_t, std::deque<Cached>> cached_;  // size class -> free buffers, oldest first

@@ -163,6 +163,19 @@ TEST(PoolCache, TrimsAndRetriesOnceWhenTheAllocatorFails) {
   cache.give_back(large.ptr, large.size);
 }
 
+TEST(PoolCache, FreesTheCacheSharingItsMemoryWhenTheAllocatorFails) {
+  for (const bool shared : {false, true}) {
+    FakeAllocator memory(8192);  // one GPU's memory under its two device pools
+    SizeClassCache scratch(&memory, 1 << 20), exported(&memory, 1 << 20);
+    if (shared) SizeClassCache::share_memory(&scratch, &exported);
+    Buffer idle = take(exported, 4096, 4096);
+    exported.give_back(idle.ptr, idle.size);
+    Buffer large = take(scratch, 8192, 8192, shared ? GDDT_OK : GDDT_ERR_NO_MEMORY);
+    EXPECT_EQ(exported.cached_bytes(), shared ? 0u : 4096u);
+    if (shared) scratch.give_back(large.ptr, large.size);
+  }
+}
+
 TEST(PoolCache, TriesSmallerClassesWhenTheAllocatorFails) {
   FakeAllocator allocator(5000);
   SizeClassCache cache(&allocator, 1 << 20);
