@@ -11,6 +11,7 @@
 #include "core/config.hpp"
 #include "core/counters.hpp"
 #include "core/log.hpp"
+#include "protocol/cuda_awareness.hpp"
 #include "protocol/peer/internal.hpp"
 
 namespace gddt::protocol::peers {
@@ -78,11 +79,17 @@ Status send_copy(PeerSend& send) {
   header.transfer = send.transfer;
   auto staging = std::make_shared<Staging>();
   Status made = staging->acquire(message.kind.device, header.bytes, true);
+  const bool exposed = !is_error(made) && expose_scratch(*staging, &header);
+  // Scratch CUDA IPC could not export goes as one data message in staging the library may be
+  // handed: never the shared pool's, and host staging for a library without device memory.
+  if (!is_error(made) && !exposed && staging->kind().is_device()) {
+    staging = std::make_shared<Staging>();
+    made = take_staged_send_staging(*staging, library_cuda_aware(), message.kind.device, header.bytes);
+  }
   if (!is_error(made)) {
     counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
     made = pack_message(message, *staging, {});
   }
-  const bool exposed = !is_error(made) && expose_scratch(*staging, &header);
   if (is_error(made)) {
     header.plane = Plane::kStaged;
     header.bytes = kNoCopy;
