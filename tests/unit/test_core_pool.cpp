@@ -297,6 +297,28 @@ TEST(PoolSlab, UnderTheSizeClassCache) {
   }
 }
 
+// As the library builds a GPU's two device pools: each on slabs of its own over one memory. The
+// other pool's idle buffer goes back to the memory only with its whole slab.
+TEST(PoolSlab, PairedPoolsFreeEachOthersSlabsWhenTheMemoryRunsOut) {
+  for (const bool shared : {false, true}) {
+    FakeAllocator memory(8192);
+    {
+      SlabAllocator scratch_slabs(&memory, 4096, 1 << 20), exported_slabs(&memory, 4096, 1 << 20);
+      SizeClassCache scratch(&scratch_slabs, 1 << 20), exported(&exported_slabs, 1 << 20);
+      if (shared) SizeClassCache::share_memory(&scratch, &exported);
+      Buffer idle = take(exported, 1024, 1024);
+      exported.give_back(idle.ptr, idle.size);
+      EXPECT_EQ(memory.in_use(), 4096u) << "the idle buffer keeps its slab";
+      Buffer large = take(scratch, 8192, 8192, shared ? GDDT_OK : GDDT_ERR_NO_MEMORY);
+      EXPECT_EQ(exported_slabs.slabs(), shared ? 0u : 1u);
+      if (shared) scratch.give_back(large.ptr, large.size);
+      scratch.trim();
+      exported.trim();
+    }
+    EXPECT_EQ(memory.in_use(), 0u);
+  }
+}
+
 TEST(PoolLease, NeedsAGpu) {
   if (gpu::available()) GTEST_SKIP() << "a GPU is present";
   Lease lease;
