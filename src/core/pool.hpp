@@ -44,7 +44,9 @@ class Lease {
 // even `min_bytes` can be had.
 Status acquire(Where where, int device, std::size_t want_bytes, std::size_t min_bytes, Lease* lease);
 
-// The most bytes the kShared pool of a GPU holds: half of GDDT_POOL_DEVICE_MAX.
+// The most bytes the kShared pool of a GPU holds, half of GDDT_POOL_DEVICE_MAX: the peer protocol
+// holds at most that much scratch for transfers awaiting their receivers' release, so that the raw
+// format, which new messages take beyond it, still finds scratch in gddt's own pool.
 std::uint64_t shared_most();
 
 // Frees every cached buffer (at MPI_Finalize; buffers still leased are freed on return).

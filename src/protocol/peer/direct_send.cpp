@@ -66,8 +66,9 @@ Status write_lent(const PeerSend& send, const char* request_bytes, std::size_t s
 
 // The direct plane's way back where the send completes before its receiver began to read: the
 // message packed now into device scratch of the transfer's own, exposed as the CUDA IPC plane does
-// (until the receiver's release), or in host staging sent as one data message where no exportable
-// scratch can be had; the copy's header goes first, on the data twin with the transfer's tag. The
+// (until the receiver's release), or, where no exportable scratch can be had, sent as one data
+// message from staging the library may be handed (gddt's own device pool through a CUDA-aware
+// library, else pinned or host memory); the copy's header goes first, on the data twin with the transfer's tag. The
 // receiver waits for that header, so it goes whatever happens: without bytes (kNoCopy) where the
 // copy could not be made.
 Status send_copy(PeerSend& send) {
@@ -190,7 +191,6 @@ void serve_asked_writes() {
 }
 
 Status settle_lent(PeerSend& send) {
-  counters::Stopwatch settling(counters::Counter::kPeerSendSettleNs);
   send.lent = false;
   lending::Slot& state = lent_state(node().slot, send.lent_slot);
   const auto patience = static_cast<std::int64_t>(config::settings().peer_direct_patience) * 1000;
@@ -210,19 +210,22 @@ Status settle_lent(PeerSend& send) {
   int level = MPI_THREAD_SINGLE;
   PMPI_Query_thread(&level);
   bool copy = false;
-  for (;;) {
-    if (lending::done(state, generation)) break;
-    const std::int64_t now_ns = steady_ns();
-    if (now_ns >= deadline && lending::take_back(state, generation)) {
-      GDDT_LOG(kDebug, "lent send copied after %lld us: the receiver last resolved a lent message %lld us ago",
-               static_cast<long long>((now_ns - start) / 1000),
-               static_cast<long long>((now_ns - receiver.resolved_direct_ns.load(std::memory_order_relaxed)) / 1000));
-      copy = true;
-      break;
+  {
+    counters::Stopwatch settling(counters::Counter::kPeerSendSettleNs);
+    for (;;) {
+      if (lending::done(state, generation)) break;
+      const std::int64_t now_ns = steady_ns();
+      if (now_ns >= deadline && lending::take_back(state, generation)) {
+        GDDT_LOG(kDebug, "lent send copied after %lld us: the receiver last resolved a lent message %lld us ago",
+                 static_cast<long long>((now_ns - start) / 1000),
+                 static_cast<long long>((now_ns - receiver.resolved_direct_ns.load(std::memory_order_relaxed)) / 1000));
+        copy = true;
+        break;
+      }
+      serve_asked_writes();
+      if (level != MPI_THREAD_MULTIPLE) finish_arrived_markers(MPI_COMM_NULL);
+      sched_yield();
     }
-    serve_asked_writes();
-    if (level != MPI_THREAD_MULTIPLE) finish_arrived_markers(MPI_COMM_NULL);
-    sched_yield();
   }
   w.waiting.fetch_sub(1, std::memory_order_acq_rel);
   w.by_slot[send.lent_slot].store(nullptr, std::memory_order_release);

@@ -77,8 +77,11 @@ Status post_header(Operation& operation) {
     std::vector<char> wire;
     int slot = -1;
     std::uint32_t generation = 0;
-    if (lends_user_buffer(operation, &lent, &wire) && take_lent_slot(&slot, &generation))
-      return post_lent(operation, *channel, header, lent, wire, slot, generation);
+    if (lends_user_buffer(operation, &lent, &wire) && take_lent_slot(&slot, &generation)) {
+      const Status posted = post_lent(operation, *channel, header, lent, wire, slot, generation);
+      if (is_error(posted)) lending_time.cancel();
+      return posted;
+    }
     lending_time.cancel();
   }
   // A small message takes the eager path where the resident kernel runs, else it rides inline.
