@@ -11,7 +11,6 @@
 #include "core/config.hpp"
 #include "core/counters.hpp"
 #include "core/log.hpp"
-#include "protocol/cuda_awareness.hpp"
 #include "protocol/peer/internal.hpp"
 
 namespace gddt::protocol::peers {
@@ -67,10 +66,9 @@ Status write_lent(const PeerSend& send, const char* request_bytes, std::size_t s
 // The direct plane's way back where the send completes before its receiver began to read: the
 // message packed now into device scratch of the transfer's own, exposed as the CUDA IPC plane does
 // (until the receiver's release), or, where no exportable scratch can be had, sent as one data
-// message from staging the library may be handed (gddt's own device pool through a CUDA-aware
-// library, else pinned or host memory); the copy's header goes first, on the data twin with the transfer's tag. The
-// receiver waits for that header, so it goes whatever happens: without bytes (kNoCopy) where the
-// copy could not be made.
+// message from staging the library may be handed (take_exposed_scratch); the copy's header goes
+// first, on the data twin with the transfer's tag. The receiver waits for that header, so it goes
+// whatever happens: without bytes (kNoCopy) where the copy could not be made.
 Status send_copy(PeerSend& send) {
   Channel* channel = send.lent_channel.get();
   if (channel == nullptr) return GDDT_ERR_INTERNAL;
@@ -79,14 +77,8 @@ Status send_copy(PeerSend& send) {
   header.bytes = message.bytes();
   header.transfer = send.transfer;
   auto staging = std::make_shared<Staging>();
-  Status made = staging->acquire(message.kind.device, header.bytes, true);
-  const bool exposed = !is_error(made) && expose_scratch(*staging, &header);
-  // Scratch CUDA IPC could not export goes as one data message in staging the library may be
-  // handed: never the shared pool's, and host staging for a library without device memory.
-  if (!is_error(made) && !exposed && staging->kind().is_device()) {
-    staging = std::make_shared<Staging>();
-    made = take_staged_send_staging(*staging, library_cuda_aware(), message.kind.device, header.bytes);
-  }
+  bool exposed = false;
+  Status made = take_exposed_scratch(&staging, message.kind.device, header.bytes, &header, &exposed);
   if (!is_error(made)) {
     counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
     made = pack_message(message, *staging, {});

@@ -446,6 +446,13 @@ Status queue_ipc_pack(Operation& operation, const Staging& staging, int device, 
 // where the staging is not device scratch CUDA IPC exports.
 bool expose_scratch(const Staging& staging, Header* header);
 
+// Takes `bytes` of scratch on GPU `device` from the shared pool into *staging and exposes it
+// (*exposed, expose_scratch); where CUDA IPC cannot export it, takes instead staging the library may
+// be handed (take_staged_send_staging): never the shared pool's, and host staging for a library
+// without device memory.
+Status take_exposed_scratch(std::shared_ptr<Staging>* staging, int device, std::int64_t bytes, Header* header,
+                            bool* exposed);
+
 // Keeps the scratch of a message exposed through CUDA IPC until the receiver's release.
 Status hold_until_release(Channel& channel, int dest, const Header& header, std::shared_ptr<Staging> staging,
                           PackEvent pack_event, EagerHold eager = {});

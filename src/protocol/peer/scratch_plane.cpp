@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/counters.hpp"
+#include "protocol/cuda_awareness.hpp"
 #include "protocol/peer/internal.hpp"
 
 namespace gddt::protocol::peers {
@@ -70,6 +71,16 @@ bool expose_scratch(const Staging& staging, Header* header) {
     return false;
   header->plane = Plane::kIpc;
   return true;
+}
+
+Status take_exposed_scratch(std::shared_ptr<Staging>* staging, int device, std::int64_t bytes, Header* header,
+                            bool* exposed) {
+  *exposed = false;
+  GDDT_CHECK((*staging)->acquire(device, bytes, true));
+  *exposed = expose_scratch(**staging, header);
+  if (*exposed || !(*staging)->kind().is_device()) return GDDT_OK;
+  *staging = std::make_shared<Staging>();
+  return take_staged_send_staging(**staging, library_cuda_aware(), device, bytes);
 }
 
 Status hold_until_release(Channel& channel, int dest, const Header& header, std::shared_ptr<Staging> staging,

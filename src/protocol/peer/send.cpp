@@ -101,15 +101,10 @@ Status post_header(Operation& operation) {
     counters::Stopwatch staging_time(counters::Counter::kPeerSendStagingNs);
     if (operation.route == Route::kPeerStaged) {
       GDDT_CHECK(take_staged_send_staging(*staging, staged_on_device, message.kind.device, header.bytes));
+    } else if (scratch) {  // what CUDA IPC cannot export goes out on the staged plane
+      GDDT_CHECK(take_exposed_scratch(&staging, message.kind.device, header.bytes, &header, &exposed));
     } else {
-      GDDT_CHECK(staging->acquire(scratch ? message.kind.device : -1, header.bytes, scratch));
-    }
-    exposed = scratch && expose_scratch(*staging, &header);
-    // Scratch CUDA IPC could not export goes out on the staged plane in staging the library may
-    // be handed: never the shared pool's, and host staging for a library without device memory.
-    if (scratch && !exposed && staging->kind().is_device()) {
-      staging = std::make_shared<Staging>();
-      GDDT_CHECK(take_staged_send_staging(*staging, library_cuda_aware(), message.kind.device, header.bytes));
+      GDDT_CHECK(staging->acquire(-1, header.bytes));
     }
   }
   if (!exposed && (operation.route == Route::kPeerInline || eager)) {
