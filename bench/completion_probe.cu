@@ -2,7 +2,7 @@
 // non-contiguous message's latency (one pack completion on the sender, one unpack completion
 // on the receiver). Also what a kernel that keeps running (as gddt's resident kernel does) costs
 // per job: the host raises a mapped flag, the kernel moves 4 KiB and raises another.
-// Medians of 2000 host-timed repetitions, microseconds, on GPU 0.
+// Medians of 2000 host-timed repetitions (50-200 for 4 MiB moves), microseconds, on GPU 0.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -52,10 +52,15 @@ __global__ void serve_jobs(unsigned long long* ask, const char* src, char* dst, 
   }
 }
 
+// Every other float of `n` pairs: a 4-byte vector's typed-to-typed move (the direct plane's read).
+__global__ void every_other_float(const float* src, float* dst, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) dst[2 * i] = src[2 * i];
+}
+
 template <typename Step>
-double median_us(Step step) {
+double median_us(Step step, int repetitions = 2000) {
   std::vector<double> times;
-  for (int i = 0; i < 2000; ++i) {
+  for (int i = 0; i < repetitions; ++i) {
     const auto start = std::chrono::steady_clock::now();
     step(i);
     times.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
@@ -130,6 +135,25 @@ int main() {
   }
   std::printf("cudaStreamQuery (legacy default stream)    %6.2f\n",
               median_us([&](int) { cudaStreamQuery(cudaStreamLegacy); }));
+  // The floor under a 4 MiB message of the direct plane on one GPU (issue 44.6): one kernel waited
+  // for alone, against the same kernels and d2d-copy's 4 MiB copies queued 64 at a time.
+  float* floats = nullptr;
+  if (!check(cudaMalloc(&floats, 32 << 20), "cudaMalloc")) return 1;
+  constexpr int kPairs = 1 << 20, kQueued = 64;
+  auto strided = [&] { every_other_float<<<528, 256, 0, stream>>>(floats, floats + 2 * kPairs, kPairs); };
+  std::printf("4 MiB every other float, launch + sync     %6.2f\n", median_us([&](int) {
+                strided();
+                cudaStreamSynchronize(stream);
+              }, 200));
+  std::printf("4 MiB every other float, queued (each)     %6.2f\n", median_us([&](int) {
+                for (int k = 0; k < kQueued; ++k) strided();
+                cudaStreamSynchronize(stream);
+              }, 50) / kQueued);
+  std::printf("4 MiB device copy, queued (each)           %6.2f\n", median_us([&](int) {
+                for (int k = 0; k < kQueued; ++k)
+                  cudaMemcpyAsync(floats + 4 * kPairs, floats, 4 << 20, cudaMemcpyDeviceToDevice, stream);
+                cudaStreamSynchronize(stream);
+              }, 50) / kQueued);
   unsigned long long *ask, *device_ask;
   if (!check(cudaHostAlloc(&ask, 128, cudaHostAllocMapped), "cudaHostAlloc") ||
       !check(cudaHostGetDevicePointer(&device_ask, ask, 0), "cudaHostGetDevicePointer")) {
