@@ -54,20 +54,26 @@ bool hold_release(gpu::Stream stream, MPI_Comm data, int sender, int transfer) {
 void send_held_releases(bool wait) {
   HeldReleases& h = held_releases();
   if (!h.any.load(std::memory_order_acquire)) return;
-  std::vector<HeldRelease> due;
+  std::vector<HeldRelease> due, still;
   {
     std::lock_guard<std::mutex> lock(h.mutex);
-    auto ready = std::stable_partition(h.held.begin(), h.held.end(), [wait](const HeldRelease& release) {
+    // A stream's events pass in the order they were recorded, so once one has not, the later ones
+    // of its stream are not asked: each query is a call into the driver (a few us on some
+    // machines), and a Waitall polls these while up to 64 unpacks run.
+    std::vector<gpu::Stream> behind;
+    for (const HeldRelease& release : h.held) {
       bool done = true;
       if (wait) {
         gpu::event_synchronize(release.unpacked);
+      } else if (std::find(behind.begin(), behind.end(), release.stream) != behind.end()) {
+        done = false;
       } else {
         gpu::event_query(release.unpacked, &done);
+        if (!done) behind.push_back(release.stream);
       }
-      return !done;
-    });
-    due.assign(ready, h.held.end());
-    h.held.erase(ready, h.held.end());
+      (done ? due : still).push_back(release);
+    }
+    h.held.swap(still);
     for (const HeldRelease& release : due) h.events.give(release.stream, release.unpacked);
     h.any.store(!h.held.empty(), std::memory_order_release);
   }
