@@ -93,6 +93,7 @@ void name_flag(const FlagLease& lease, Header* header) {
   const DeviceFlags& d = flags().of_device[lease.device];  // set before the lease was taken
   header->flag_buffer_id = d.exported.buffer_id;
   header->flag_base = d.exported.base;
+  header->flag_size = d.exported.size;
   header->flag_offset = reinterpret_cast<std::uintptr_t>(lease.flag.at) - d.exported.base;
   std::memcpy(header->flag_handle, d.exported.handle, sizeof header->flag_handle);
   header->flag_value = lease.flag.value;

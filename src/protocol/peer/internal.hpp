@@ -277,6 +277,7 @@ struct Header {
   std::uint64_t buffer_id = 0;
   std::int32_t pid = 0;
   std::uint64_t base = 0;  // the allocation's address in the sender (a message to itself reads there)
+  std::uint64_t size = 0;  // and its bytes
   gpu::DeviceUuid uuid;
   unsigned char handle[gpu::kIpcHandleBytes] = {};
   // The event recorded after the pack, which the receiver's GPU waits for before it reads (id 0:
@@ -290,6 +291,7 @@ struct Header {
   std::uint64_t flag_value = 0;
   std::uint64_t flag_buffer_id = 0;
   std::uint64_t flag_base = 0;
+  std::uint64_t flag_size = 0;
   std::uint64_t flag_offset = 0;
   unsigned char flag_handle[gpu::kIpcHandleBytes] = {};
 };

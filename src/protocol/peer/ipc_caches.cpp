@@ -31,11 +31,15 @@ Exports& exports() {
 // it. A mapping keeps the other process's memory allocated after it frees it, so only so many stay
 // open: beyond kMostMappings the least recently used one is closed, unless gathered unpacks not yet
 // launched may read it (used since `kept_from`, while any thread's gathered unpacks wait); then more
-// stay open until they are launched.
+// stay open until they are launched. A mapping of an allocation the other process has freed also
+// holds its addresses: the driver refuses to map a later allocation there ("already mapped") until
+// it is closed.
 struct Mapping {
   int device = -1;
   void* base = nullptr;
   std::uint64_t last_use = 0;
+  std::uint64_t their_base = 0;  // the allocation's addresses in the other process
+  std::uint64_t their_size = 0;
 };
 constexpr std::size_t kMostMappings = 64;
 
@@ -55,8 +59,26 @@ Mappings& mappings() {
   return *instance;
 }
 
-Status mapping_of(std::int32_t pid, std::uint64_t buffer_id, const unsigned char (&handle)[gpu::kIpcHandleBytes],
-                  int device, void** base) {
+// Closes the mappings of process `pid`'s allocations that overlap its allocation at `their_base`
+// (`their_size` bytes): two live allocations of one process never overlap, so those were freed and
+// nothing reads them any more.
+void close_freed(Mappings& m, std::int32_t pid, std::uint64_t their_base, std::uint64_t their_size) {
+  const std::uint64_t end = their_base + std::max<std::uint64_t>(their_size, 1);
+  for (auto it = m.open.begin(); it != m.open.end();) {
+    const Mapping& old = it->second;
+    const bool overlaps = std::get<0>(it->first) == pid && old.their_base < end &&
+                          their_base < old.their_base + std::max<std::uint64_t>(old.their_size, 1);
+    if (!overlaps) {
+      ++it;
+      continue;
+    }
+    gpu::ipc_close(old.device, old.base);
+    it = m.open.erase(it);
+  }
+}
+
+Status mapping_of(std::int32_t pid, std::uint64_t buffer_id, std::uint64_t their_base, std::uint64_t their_size,
+                  const unsigned char (&handle)[gpu::kIpcHandleBytes], int device, void** base) {
   Mappings& m = mappings();
   std::lock_guard<std::mutex> lock(m.mutex);
   const auto key = std::make_tuple(pid, buffer_id, device);
@@ -66,6 +88,7 @@ Status mapping_of(std::int32_t pid, std::uint64_t buffer_id, const unsigned char
     *base = found->second.base;
     return GDDT_OK;
   }
+  close_freed(m, pid, their_base, their_size);
   if (m.open.size() >= kMostMappings) {
     auto oldest = std::min_element(m.open.begin(), m.open.end(), [](const auto& a, const auto& b) {
       return a.second.last_use < b.second.last_use;
@@ -79,7 +102,7 @@ Status mapping_of(std::int32_t pid, std::uint64_t buffer_id, const unsigned char
   }
   GDDT_CHECK(gpu::ipc_open(handle, device, base));
   counters::add(counters::Counter::kPeerIpcMappings, 1);
-  m.open[key] = Mapping{device, *base, ++m.uses};
+  m.open[key] = Mapping{device, *base, ++m.uses, their_base, their_size};
   return GDDT_OK;
 }
 
@@ -119,6 +142,7 @@ Status name_in_export(const gpu::IpcExport& exported, const void* at, Header* he
   header->pid = static_cast<std::int32_t>(getpid());
   header->buffer_id = exported.buffer_id;
   header->base = exported.base;
+  header->size = exported.size;
   header->offset = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(at) - exported.base);
   std::memcpy(header->handle, exported.handle, sizeof header->handle);
   return GDDT_OK;
@@ -135,10 +159,11 @@ namespace {
 
 // Byte `offset` of process `pid`'s exported allocation `buffer_id` (at `base` there) for GPU
 // `device` of this process: mapped through CUDA IPC, or the address itself in the process's own.
-Status reach(std::int32_t pid, std::uint64_t buffer_id, std::uint64_t base,
+Status reach(std::int32_t pid, std::uint64_t buffer_id, std::uint64_t base, std::uint64_t size,
              const unsigned char (&handle)[gpu::kIpcHandleBytes], std::int64_t offset, int device, char** at) {
   void* mapped = reinterpret_cast<void*>(static_cast<std::uintptr_t>(base));
-  if (pid != static_cast<std::int32_t>(getpid())) GDDT_CHECK(mapping_of(pid, buffer_id, handle, device, &mapped));
+  if (pid != static_cast<std::int32_t>(getpid()))
+    GDDT_CHECK(mapping_of(pid, buffer_id, base, size, handle, device, &mapped));
   *at = static_cast<char*>(mapped) + offset;
   return GDDT_OK;
 }
@@ -146,12 +171,12 @@ Status reach(std::int32_t pid, std::uint64_t buffer_id, std::uint64_t base,
 }  // namespace
 
 Status map_named(const Header& named, int device, char** at) {
-  return reach(named.pid, named.buffer_id, named.base, named.handle, named.offset, device, at);
+  return reach(named.pid, named.buffer_id, named.base, named.size, named.handle, named.offset, device, at);
 }
 
 Status flag_of(const Header& header, int device, pack::DeviceFlag* flag) {
   char* at = nullptr;
-  GDDT_CHECK(reach(header.pid, header.flag_buffer_id, header.flag_base, header.flag_handle,
+  GDDT_CHECK(reach(header.pid, header.flag_buffer_id, header.flag_base, header.flag_size, header.flag_handle,
                    static_cast<std::int64_t>(header.flag_offset), device, &at));
   flag->at = reinterpret_cast<std::uint64_t*>(at);
   flag->value = header.flag_value;
