@@ -91,6 +91,9 @@ DirectCandidate::DirectCandidate(MPI_Comm comm, void* base, std::int64_t bytes, 
     if (kind.type != GDDT_MEMORY_DEVICE || is_error(gpu::ipc_export(base, &exported))) return;
     memory.place = peers::WindowPlace::kDevice;
     std::memcpy(memory.handle, exported.handle, sizeof memory.handle);
+    memory.pid = static_cast<std::int32_t>(getpid());
+    memory.allocation_base = exported.base;
+    memory.allocation_size = exported.size;
     memory.offset = reinterpret_cast<std::uintptr_t>(base) - exported.base;
     device_ = kind.device >= 0 ? kind.device : exported.device;
   }
@@ -131,10 +134,13 @@ std::unique_ptr<Direct> Direct::settle(DirectCandidate& candidate, MPI_Win win, 
         member.mapped = SharedHostMemory::map(memory[i].name, member.mapped_bytes);
         if (member.mapped == nullptr) mapped = 0;
         member.base = static_cast<char*>(member.mapped) + memory[i].offset;
-      } else if (is_error(gpu::ipc_open(memory[i].handle, direct->device_, &member.mapped))) {
-        mapped = 0;
       } else {
-        member.base = static_cast<char*>(member.mapped) + memory[i].offset;
+        peers::close_freed_mappings(memory[i].pid, memory[i].allocation_base, memory[i].allocation_size);
+        if (is_error(gpu::ipc_open(memory[i].handle, direct->device_, &member.mapped))) {
+          mapped = 0;
+        } else {
+          member.base = static_cast<char*>(member.mapped) + memory[i].offset;
+        }
       }
       direct->members_.push_back(member);
     }

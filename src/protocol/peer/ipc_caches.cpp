@@ -60,8 +60,10 @@ Mappings& mappings() {
 }
 
 // Closes the mappings of process `pid`'s allocations that overlap its allocation at `their_base`
-// (`their_size` bytes): two live allocations of one process never overlap, so those were freed and
-// nothing reads them any more.
+// (`their_size` bytes): two live allocations of one process never overlap, so those were freed. No
+// wait for this GPU's work first, unlike an eviction: a sender frees nothing a receiver may still
+// read (scratch after its release, a lent buffer after its read, flags at MPI_Finalize). A size of 0
+// (not known) still counts the first byte, where the driver would map the new allocation.
 void close_freed(Mappings& m, std::int32_t pid, std::uint64_t their_base, std::uint64_t their_size) {
   const std::uint64_t end = their_base + std::max<std::uint64_t>(their_size, 1);
   for (auto it = m.open.begin(); it != m.open.end();) {
@@ -198,6 +200,12 @@ void end_keeping_mappings() {
   Mappings& m = mappings();
   std::lock_guard<std::mutex> lock(m.mutex);
   if (--m.gathering_threads == 0) m.kept_from = std::numeric_limits<std::uint64_t>::max();
+}
+
+void close_freed_mappings(std::int32_t pid, std::uint64_t base, std::uint64_t size) {
+  Mappings& m = mappings();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  close_freed(m, pid, base, size);
 }
 
 void close_mappings() {

@@ -140,6 +140,11 @@ void correct_probe(MPI_Comm comm, MPI_Status* status);
 // Completes the header and marker sends whose PeerSend is gone; cheap when there are none.
 void progress();
 
+// Closes this process's cached CUDA IPC mappings of process `pid`'s allocations that overlap its
+// allocation at `base` (`size` bytes): those were freed, and while one stays open the driver refuses
+// to map the new one ("resource already mapped").
+void close_freed_mappings(std::int32_t pid, std::uint64_t base, std::uint64_t size);
+
 // --- one-sided windows whose members reach each other's memory (windows.cpp) ---
 // A window whose every member is a gddt process of this node with its memory on a GPU is reached
 // through CUDA IPC (mpi/onesided_direct.hpp). Who takes part is settled with no communication a
@@ -155,6 +160,9 @@ constexpr std::size_t kWindowNameBytes = 64;
 struct WindowMemory {
   WindowPlace place;
   unsigned char handle[gpu::kIpcHandleBytes];  // kDevice: the export of the allocation holding it
+  std::int32_t pid;                            // kDevice: the member's process,
+  std::uint64_t allocation_base;               // and the allocation's addresses there
+  std::uint64_t allocation_size;
   char name[kWindowNameBytes];                 // kSharedHost: the object's name
   std::uint64_t offset;                        // of the window's first byte in that allocation
   std::int64_t bytes;

@@ -57,9 +57,10 @@ void send_held_releases(bool wait) {
   std::vector<HeldRelease> due, still;
   {
     std::lock_guard<std::mutex> lock(h.mutex);
-    // A stream's events pass in the order they were recorded, so once one has not, the later ones
-    // of its stream are not asked: each query is a call into the driver (a few us on some
-    // machines), and a Waitall polls these while up to 64 unpacks run.
+    // A stream's events pass in the order they were recorded, so once one has not, the ones after
+    // it here on its stream are not asked: each query is a call into the driver (a few us on some
+    // machines), and a Waitall polls these while up to 64 unpacks run. Two threads may hold theirs
+    // out of recording order; an event not asked then is only released at a later poll.
     std::vector<gpu::Stream> behind;
     for (const HeldRelease& release : h.held) {
       bool done = true;
