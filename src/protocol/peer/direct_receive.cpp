@@ -104,7 +104,11 @@ Status receive_copy(Operation& operation, int source, Channel& channel, int tran
   if (PMPI_Recv(&copy, static_cast<int>(sizeof copy), MPI_BYTE, source, transfer, channel.data, MPI_STATUS_IGNORE) !=
       MPI_SUCCESS)
     return GDDT_ERR_MPI;
-  if (copy.magic != kMagic || copy.bytes == kNoCopy) return GDDT_ERR_INTERNAL;
+  if (copy.magic != kMagic) return GDDT_ERR_INTERNAL;
+  if (copy.bytes == kNoCopy) {
+    const auto reason = static_cast<Status>(copy.part);
+    return is_error(reason) ? reason : GDDT_ERR_INTERNAL;
+  }
   if (copy.plane == Plane::kStaged) return receive_staged(operation, copy, source, channel, moved);
   const Status outcome = moved > 0 ? unpack_remote(operation, copy, moved, nullptr) : GDDT_OK;
   if (PMPI_Send(nullptr, 0, MPI_BYTE, source, kReleaseTags + transfer, channel.data) != MPI_SUCCESS)

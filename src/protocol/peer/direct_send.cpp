@@ -68,7 +68,7 @@ Status write_lent(const PeerSend& send, const char* request_bytes, std::size_t s
 // (until the receiver's release), or, where no exportable scratch can be had, sent as one data
 // message from staging the library may be handed (take_exposed_scratch); the copy's header goes
 // first, on the data twin with the transfer's tag. The receiver waits for that header, so it goes
-// whatever happens: without bytes (kNoCopy) where the copy could not be made.
+// whatever happens: without bytes (kNoCopy, with the reason) where the copy could not be made.
 Status send_copy(PeerSend& send) {
   Channel* channel = send.lent_channel.get();
   if (channel == nullptr) return GDDT_ERR_INTERNAL;
@@ -86,6 +86,7 @@ Status send_copy(PeerSend& send) {
   if (is_error(made)) {
     header.plane = Plane::kStaged;
     header.bytes = kNoCopy;
+    header.part = made;  // the receiver fails with the sender's reason
   } else if (!exposed) {
     header.plane = Plane::kStaged;
     header.part = header.bytes;

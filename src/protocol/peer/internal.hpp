@@ -336,7 +336,8 @@ void release_eager(const EagerHold& eager);
 Status unpack_after_flag(Operation& operation, const Header& header, std::int64_t bytes, int device,
                          const char* packed, bool* moved);
 
-// The byte count of a direct-plane copy's header where the sender could not make the copy.
+// The byte count of a direct-plane copy's header where the sender could not make the copy (its
+// `part` then holds the sender's Status, which the receive reports too).
 constexpr std::int64_t kNoCopy = -1;
 
 // --- CUDA IPC caches (ipc_caches.cpp) ---
