@@ -90,10 +90,8 @@ DirectCandidate::DirectCandidate(MPI_Comm comm, void* base, std::int64_t bytes, 
     gpu::IpcExport exported;
     if (kind.type != GDDT_MEMORY_DEVICE || is_error(gpu::ipc_export(base, &exported))) return;
     memory.place = peers::WindowPlace::kDevice;
-    std::memcpy(memory.handle, exported.handle, sizeof memory.handle);
+    memory.allocation = exported;
     memory.pid = static_cast<std::int32_t>(getpid());
-    memory.allocation_base = exported.base;
-    memory.allocation_size = exported.size;
     memory.offset = reinterpret_cast<std::uintptr_t>(base) - exported.base;
     device_ = kind.device >= 0 ? kind.device : exported.device;
   }
@@ -135,8 +133,9 @@ std::unique_ptr<Direct> Direct::settle(DirectCandidate& candidate, MPI_Win win, 
         if (member.mapped == nullptr) mapped = 0;
         member.base = static_cast<char*>(member.mapped) + memory[i].offset;
       } else {
-        peers::close_freed_mappings(memory[i].pid, memory[i].allocation_base, memory[i].allocation_size);
-        if (is_error(gpu::ipc_open(memory[i].handle, direct->device_, &member.mapped))) {
+        const gpu::IpcExport& allocation = memory[i].allocation;
+        peers::close_freed_mappings(memory[i].pid, allocation.base, allocation.size);
+        if (is_error(gpu::ipc_open(allocation.handle, direct->device_, &member.mapped))) {
           mapped = 0;
         } else {
           member.base = static_cast<char*>(member.mapped) + memory[i].offset;

@@ -159,10 +159,8 @@ enum class WindowPlace : std::int32_t { kDevice = 1, kSharedHost = 2 };
 constexpr std::size_t kWindowNameBytes = 64;
 struct WindowMemory {
   WindowPlace place;
-  unsigned char handle[gpu::kIpcHandleBytes];  // kDevice: the export of the allocation holding it
-  std::int32_t pid;                            // kDevice: the member's process,
-  std::uint64_t allocation_base;               // and the allocation's addresses there
-  std::uint64_t allocation_size;
+  gpu::IpcExport allocation;  // kDevice: the export of the allocation holding it, in process `pid`
+  std::int32_t pid;
   char name[kWindowNameBytes];                 // kSharedHost: the object's name
   std::uint64_t offset;                        // of the window's first byte in that allocation
   std::int64_t bytes;
