@@ -1,5 +1,6 @@
 #include "core/address_space.hpp"
 
+#include <dlfcn.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -23,7 +24,25 @@ struct Bump {
   ~Bump() { detail::epoch_counter.fetch_add(1, std::memory_order_acq_rel); }
 };
 
+// UCX's memory events (ucm/api/ucm.h): mapped, called after the mapping; unmapped, before.
+constexpr int kUcmVmMapped = 1 << 16;
+constexpr int kUcmVmUnmapped = 1 << 17;
+constexpr int kUcmNoInstall = 1 << 24;
+using UcmCallback = void (*)(int event, void* details, void* argument);
+using UcmSetHandler = int (*)(int events, int priority, UcmCallback callback, void* argument);
+
+void on_ucm_event(int, void*, void*) { detail::epoch_counter.fetch_add(1, std::memory_order_acq_rel); }
+
 }  // namespace
+
+bool sees_every_mapping() {
+  static const bool sees = [] {
+    const auto set_handler = reinterpret_cast<UcmSetHandler>(dlsym(RTLD_DEFAULT, "ucm_set_event_handler"));
+    if (set_handler == nullptr) return true;
+    return set_handler(kUcmVmMapped | kUcmVmUnmapped | kUcmNoInstall, 0, on_ucm_event, nullptr) == 0;
+  }();
+  return sees;
+}
 
 }  // namespace gddt::address_space
 

@@ -17,4 +17,11 @@ extern std::atomic<std::uint64_t> epoch_counter;  // read inline: the interposer
 
 inline std::uint64_t epoch() { return detail::epoch_counter.load(std::memory_order_acquire); }
 
+// Whether every mapping reaches the epoch. UCX (in MPI libraries built with it) patches the mmap
+// calls of every library to its own hooks, which go past the wrappers here: where UCX is loaded,
+// the epoch follows its memory events too, through a handler registered without installing any
+// hook of UCX's own (so a process whose UCX hooks nothing keeps going through the wrappers). False
+// where UCX is loaded and refuses the handler. Asked once; later calls return the first answer.
+bool sees_every_mapping();
+
 }  // namespace gddt::address_space

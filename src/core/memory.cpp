@@ -23,7 +23,6 @@
 #include <mutex>
 #include <shared_mutex>
 
-#include <dlfcn.h>
 
 #include "core/address_space.hpp"
 #include "core/config.hpp"
@@ -41,19 +40,12 @@ struct Range {
   std::uint64_t epoch;  // address_space::epoch() when the driver described it
 };
 
-// UCX patches the mmap calls of every library to its own hooks, past gddt's mmap: then
-// address_space's epoch misses the driver's mappings.
-bool ucx_hooks_mmap() {
-  static const bool present = dlsym(RTLD_DEFAULT, "ucm_set_event_handler") != nullptr;
-  return present;
-}
-
 // Whether answers may be cached: the CUDA driver's mappings must be seen.
 bool answers_cacheable() {
   static const bool cacheable = [] {
     if (!config::settings().memory_cache) return false;
-    if (ucx_hooks_mmap()) {
-      GDDT_LOG(kInfo, "UCX memory hooks present: memory classifications are not cached");
+    if (!address_space::sees_every_mapping()) {
+      GDDT_LOG(kInfo, "UCX refused a memory event handler: memory classifications are not cached");
       return false;
     }
     const std::uint64_t before = address_space::epoch();
@@ -119,13 +111,13 @@ class RangeCache {
 // No device, managed or pinned memory exists before the process has a CUDA context, and
 // asking the runtime about a pointer could create one: hundreds of MiB on a GPU for each rank
 // of a program that never uses CUDA. Creating a context maps memory, so where gddt sees the
-// mappings a "none yet" answer holds for the address-space epoch it was found in.
-bool cuda_memory_possible() {
+// mappings a "none yet" answer holds for the address-space epoch it was found in (`epoch`, read
+// before asking).
+bool cuda_memory_possible(std::uint64_t epoch) {
   static std::atomic<std::uint64_t> none_at_epoch{~std::uint64_t{0}};
-  const std::uint64_t epoch = address_space::epoch();
   if (none_at_epoch.load(std::memory_order_relaxed) == epoch) return false;
   if (gpu::context_exists()) return true;
-  if (!ucx_hooks_mmap()) none_at_epoch.store(epoch, std::memory_order_relaxed);
+  if (address_space::sees_every_mapping()) none_at_epoch.store(epoch, std::memory_order_relaxed);
   return false;
 }
 
@@ -141,13 +133,16 @@ std::atomic<unsigned long long> miss_count{0};
 }  // namespace
 
 Status classify(const void* ptr, Kind* kind) {
-  if (!gpu::available()) {
-    *kind = Kind{};
-    return GDDT_OK;
-  }
+  *kind = Kind{};
+  if (!gpu::available() || known_host(ptr)) return GDDT_OK;
   const auto address = reinterpret_cast<std::uintptr_t>(ptr);
-  if (known_host(ptr) || !cuda_memory_possible()) {
-    *kind = Kind{};
+  const std::uint64_t seen_at = address_space::epoch();
+  if (!cuda_memory_possible(seen_at)) {
+    // So the address is host memory until a context is made, which maps memory: the page goes
+    // into the table the interposer's fast path reads, or every call of a program that never
+    // makes one (host-only traffic with gddt preloaded) would come this long way.
+    if (config::settings().memory_cache && address_space::sees_every_mapping())
+      host_page_table.insert(address, seen_at);
     return GDDT_OK;
   }
   // Asked first: its one-time check maps memory, which moves the epoch.
@@ -180,7 +175,7 @@ void note_device_memory(const Kind& kind) {
 }
 
 void settle_caching() {
-  if (gpu::available() && cuda_memory_possible()) answers_cacheable();
+  if (gpu::available() && cuda_memory_possible(address_space::epoch())) answers_cacheable();
 }
 
 void invalidate(const void* ptr, std::size_t bytes) {

@@ -20,6 +20,22 @@ class CoreGpuTest : public ::testing::Test {
   }
 };
 
+// Each test runs in a process of its own (gtest_discover_tests), which has no CUDA context
+// before this one makes it: host pages are then known without asking the driver, and the
+// interposer's fast path finds them, as it does in a program that never makes a context.
+TEST_F(CoreGpuTest, HostPagesAreKnownBeforeAnyContextAndForgottenWhenOneIsMade) {
+  if (gpu::context_exists()) GTEST_SKIP() << "a CUDA context exists before the test";
+  std::vector<char> pageable(64);
+  memory::Kind kind;
+  EXPECT_FALSE(memory::known_host(pageable.data()));
+  ASSERT_EQ(memory::classify(pageable.data(), &kind), GDDT_OK);
+  EXPECT_EQ(kind.type, GDDT_MEMORY_HOST);
+  EXPECT_TRUE(memory::known_host(pageable.data()));
+  EXPECT_FALSE(gpu::context_exists());
+  ASSERT_EQ(cudaFree(nullptr), cudaSuccess);  // makes the primary context, which maps memory
+  EXPECT_FALSE(memory::known_host(pageable.data()));
+}
+
 TEST_F(CoreGpuTest, QueryPointerReportsTypeDeviceAndRange) {
   char* device = nullptr;
   ASSERT_EQ(cudaMalloc(&device, 1 << 20), cudaSuccess);
