@@ -220,6 +220,17 @@ fi
 if [[ $stages == *bench* ]]; then
   echo "=== how soon the host learns that a small kernel finished (us)"
   build/gpu-sysmpi/bench/completion_probe || status=1
+  profile=build/gpu-sysmpi/bench/libcuda_api_profile.so
+  if [[ -f $profile ]]; then
+    # Issue 44.6's stage budget: each rank's CUDA calls and the GPU's time a 4 MiB message.
+    for type in vector subarray3d; do
+      echo "=== CUDA calls by thread and GPU time, 4 MiB $type messages, both ranks on GPU 0 (CUPTI)"
+      mpiexec -n 2 -x CUDA_VISIBLE_DEVICES=0 -x CUDA_INJECTION64_PATH="$PWD/$profile" -x CUDA_API_PROFILE_GPU=1 \
+        build/gpu-sysmpi/bench/gddt-bench --types $type --blocks 4 --sizes 4M --tests bandwidth --iterations 30 \
+        --warmup 5 --point-time 0.1 --methods gddt >"$out/cuda-profile-$type.txt" 2>&1 || status=1
+      grep -E '^ +4M |cuda_api_profile|thread|Synchronize|LaunchKernel|GPU:|kernel' "$out/cuda-profile-$type.txt" | cut -c1-120
+    done
+  fi
   echo "=== a small window by each way the CUDA backend moves it, and a piece table's upload (us)"
   build/gpu-sysmpi/bench/resident_probe || status=1
   echo "=== pack benchmark"
