@@ -31,7 +31,7 @@ constexpr int kUcmNoInstall = 1 << 24;
 using UcmCallback = void (*)(int event, void* details, void* argument);
 using UcmSetHandler = int (*)(int events, int priority, UcmCallback callback, void* argument);
 
-void on_ucm_event(int, void*, void*) { detail::epoch_counter.fetch_add(1, std::memory_order_acq_rel); }
+void on_ucm_event(int, void*, void*) { forget_answers(); }
 
 }  // namespace
 

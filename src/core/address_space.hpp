@@ -24,4 +24,7 @@ inline std::uint64_t epoch() { return detail::epoch_counter.load(std::memory_ord
 // where UCX is loaded and refuses the handler. Asked once; later calls return the first answer.
 bool sees_every_mapping();
 
+// Moves the epoch without a mapping: every answer learnt so far stops answering.
+inline void forget_answers() { detail::epoch_counter.fetch_add(1, std::memory_order_acq_rel); }
+
 }  // namespace gddt::address_space

@@ -1,19 +1,20 @@
 // Memory classification: a range cache in front of cudaPointerGetAttributes.
 //
 // What is cached: ranges of device, managed and pinned allocations, as the driver reports
-// them (base and size); and pages the driver called pageable host memory, each only for as
-// long as the address space is unchanged (address_space.hpp): host memory can turn into
-// device memory only after a new mapping, and every mapping the CUDA driver makes passes
-// through gddt's mmap. That is checked once per process (a device allocation must be seen
-// mapping memory, and UCX, which patches mmap calls past gddt, must be absent). Where it
-// holds, the device ranges are checked the same way: one learnt before the latest mapping change is
-// asked about again, so memory freed with cudaFree and reused by malloc is not taken for
-// device memory.
+// them (base and size); and pages the driver called pageable host memory (or any page, before
+// the process has a CUDA context), each only for as long as the address space is unchanged
+// (address_space.hpp): host memory can turn into device memory only after a new mapping, and
+// every mapping the CUDA driver makes passes through gddt's mmap or, where UCX is loaded, its
+// memory events. That is checked once per process (a device allocation must be seen mapping
+// memory). Where it holds, the device ranges are checked the same way: one learnt before the
+// latest mapping change is asked about again, so memory freed with cudaFree and reused by
+// malloc is not taken for device memory. (Host memory registered with cudaHostRegister maps
+// nothing and stays "host": right for every use, only slower than pinned memory could be.)
 //
-// Where the driver's mappings are not seen (UCX present), nothing is cached: after cudaFree
-// the driver may hand the same addresses to a new allocation of another kind (managed memory
-// freed, device memory allocated in its place), and a cached range would send the CPU to
-// device memory. Every classification then asks the driver.
+// Where the driver's mappings are not seen, nothing is cached: after cudaFree the driver may
+// hand the same addresses to a new allocation of another kind (managed memory freed, device
+// memory allocated in its place), and a cached range would send the CPU to device memory.
+// Every classification then asks the driver.
 #include "core/memory.hpp"
 
 #include <atomic>
@@ -40,23 +41,32 @@ struct Range {
   std::uint64_t epoch;  // address_space::epoch() when the driver described it
 };
 
-// Whether answers may be cached: the CUDA driver's mappings must be seen.
+// Whether the CUDA driver's mappings are seen: the memory cache is on, UCX (where loaded) took the
+// handler, and a device allocation moves the epoch.
+bool mappings_seen() {
+  if (!config::settings().memory_cache) return false;
+  if (!address_space::sees_every_mapping()) {
+    GDDT_LOG(kInfo, "UCX refused a memory event handler: memory classifications are not cached");
+    return false;
+  }
+  const std::uint64_t before = address_space::epoch();
+  void* probe = nullptr;
+  // On the device the program uses: a context on another GPU would cost every rank memory there.
+  const int device = gpu::current_device();
+  if (is_error(gpu::device_alloc(device, std::size_t{64} << 20, &probe))) return false;
+  gpu::device_free(device, probe);
+  const bool seen = address_space::epoch() != before;
+  GDDT_LOG(kInfo, "CUDA driver mappings %s: memory classifications %s cached", seen ? "seen" : "not seen",
+           seen ? "are" : "are not");
+  return seen;
+}
+
+// Whether answers may be cached, settled once a context exists.
 bool answers_cacheable() {
   static const bool cacheable = [] {
-    if (!config::settings().memory_cache) return false;
-    if (!address_space::sees_every_mapping()) {
-      GDDT_LOG(kInfo, "UCX refused a memory event handler: memory classifications are not cached");
-      return false;
-    }
-    const std::uint64_t before = address_space::epoch();
-    void* probe = nullptr;
-    // On the device the program uses: a context on another GPU would cost every rank memory there.
-    const int device = gpu::current_device();
-    if (is_error(gpu::device_alloc(device, std::size_t{64} << 20, &probe))) return false;
-    gpu::device_free(device, probe);
-    const bool seen = address_space::epoch() != before;
-    GDDT_LOG(kInfo, "CUDA driver mappings %s: memory classifications %s cached", seen ? "seen" : "not seen",
-             seen ? "are" : "are not");
+    const bool seen = mappings_seen();
+    // Host pages learnt before the context stood on the word of an epoch not to be trusted.
+    if (!seen) address_space::forget_answers();
     return seen;
   }();
   return cacheable;

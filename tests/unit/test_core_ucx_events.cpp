@@ -4,7 +4,11 @@
 // the answer is settled at the first question.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "core/address_space.hpp"
+#include "core/gpu.hpp"
+#include "core/memory.hpp"
 
 namespace {
 int registered_events = 0;
@@ -36,6 +40,18 @@ TEST(AddressSpaceUcx, FollowsUcxMemoryEventsOrSaysItCannot) {
   registered_callback(1 << 16, nullptr, nullptr);
   EXPECT_NE(epoch(), before);
   EXPECT_TRUE(sees_every_mapping());
+}
+
+// Before a CUDA context a host page goes into the fast path's table only where every mapping
+// moves the epoch: with UCX refusing the handler, a context could be made unseen.
+TEST(AddressSpaceUcx, HostPagesBeforeAContextOnlyWhereMappingsAreSeen) {
+  if (!gpu::available()) GTEST_SKIP() << "no usable GPU: every address is host memory without a question";
+  if (gpu::context_exists()) GTEST_SKIP() << "a CUDA context exists before the test";
+  std::vector<char> pageable(64);
+  memory::Kind kind;
+  ASSERT_EQ(memory::classify(pageable.data(), &kind), GDDT_OK);
+  EXPECT_EQ(kind.type, GDDT_MEMORY_HOST);
+  EXPECT_EQ(memory::known_host(pageable.data()), !UCM_REFUSES);
 }
 
 }  // namespace
