@@ -31,36 +31,48 @@ struct Tally {
 };
 
 // One per thread, never freed: threads may end before the process does, and the report at exit
-// reads them all. The key is the domain and callback id, unique across both domains.
+// reads them all. The key is the domain and callback id, unique across both domains. The mutex
+// is the thread's own but for the report, which may run while the thread still calls CUDA.
 struct ThreadTallies {
   int ordinal = 0;
+  std::mutex mutex;
   std::map<std::uint64_t, std::pair<const char*, Tally>> by_call;
-  int depth = 0;  // driver calls made inside a runtime call are also counted apart
 };
 
-std::mutex registry_mutex;
-std::vector<ThreadTallies*> registry;
+// Never destroyed either: CUDA's teardown, after the report, may still call back.
+struct Registry {
+  std::mutex mutex;
+  std::vector<ThreadTallies*> threads;
+};
+Registry& registry() {
+  static auto* instance = new Registry;
+  return *instance;
+}
 std::uint64_t started_ns = 0;
 
 ThreadTallies& mine() {
   thread_local ThreadTallies* tallies = nullptr;
   if (tallies == nullptr) {
     tallies = new ThreadTallies;
-    std::lock_guard<std::mutex> lock(registry_mutex);
-    tallies->ordinal = static_cast<int>(registry.size());
-    registry.push_back(tallies);
+    std::lock_guard<std::mutex> lock(registry().mutex);
+    tallies->ordinal = static_cast<int>(registry().threads.size());
+    registry().threads.push_back(tallies);
   }
   return *tallies;
 }
 
 void CUPTIAPI on_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
   const auto* info = static_cast<const CUpti_CallbackData*>(data);
-  ThreadTallies& tallies = mine();
   if (info->callbackSite == CUPTI_API_ENTER) {
     *info->correlationData = now_ns();
     return;
   }
-  const std::uint64_t ns = now_ns() - *info->correlationData;
+  // A call already under way when the subscription began has an exit without an entry.
+  const std::uint64_t entered = *info->correlationData, left = now_ns();
+  if (entered == 0 || entered > left) return;
+  const std::uint64_t ns = left - entered;
+  ThreadTallies& tallies = mine();
+  std::lock_guard<std::mutex> lock(tallies.mutex);
   auto& row = tallies.by_call[(static_cast<std::uint64_t>(domain) << 32) | id];
   if (row.first == nullptr) row.first = info->functionName;
   row.second.calls++;
@@ -68,10 +80,17 @@ void CUPTIAPI on_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, c
   row.second.max_ns = std::max(row.second.max_ns, ns);
 }
 
-// GPU time by kind of work, from activity records.
-std::mutex gpu_mutex;
-std::map<std::string, Tally> gpu_time;
-std::uint64_t gpu_first_ns = UINT64_MAX, gpu_last_ns = 0;
+// GPU time by kind of work, from activity records; never destroyed (buffers may come after the
+// report).
+struct GpuTime {
+  std::mutex mutex;
+  std::map<std::string, Tally> by_kind;
+  std::uint64_t first_ns = UINT64_MAX, last_ns = 0;
+};
+GpuTime& gpu_time() {
+  static auto* instance = new GpuTime;
+  return *instance;
+}
 
 void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
   *size = 8 << 20;
@@ -79,28 +98,29 @@ void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::si
   *max_records = 0;
 }
 
-void note_gpu(const std::string& name, std::uint64_t start, std::uint64_t end) {
-  Tally& t = gpu_time[name];
+void note_gpu(GpuTime& g, const std::string& name, std::uint64_t start, std::uint64_t end) {
+  Tally& t = g.by_kind[name];
   t.calls++;
   t.ns += end - start;
   t.max_ns = std::max(t.max_ns, end - start);
-  gpu_first_ns = std::min(gpu_first_ns, start);
-  gpu_last_ns = std::max(gpu_last_ns, end);
+  g.first_ns = std::min(g.first_ns, start);
+  g.last_ns = std::max(g.last_ns, end);
 }
 
 void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t, std::size_t valid) {
-  std::lock_guard<std::mutex> lock(gpu_mutex);
+  GpuTime& g = gpu_time();
+  std::lock_guard<std::mutex> lock(g.mutex);
   CUpti_Activity* record = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
     if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-      note_gpu(std::string("kernel ") + k->name, k->start, k->end);
+      note_gpu(g, std::string("kernel ") + (k->name != nullptr ? k->name : "?"), k->start, k->end);
     } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-      note_gpu("copy kind " + std::to_string(m->copyKind), m->start, m->end);
+      note_gpu(g, "copy kind " + std::to_string(m->copyKind), m->start, m->end);
     } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
-      note_gpu("memset", m->start, m->end);
+      note_gpu(g, "memset", m->start, m->end);
     }
   }
   std::free(buffer);
@@ -116,18 +136,21 @@ void report() {
   if (gpu_wanted()) cuptiActivityFlushAll(1);
   const char* top_text = std::getenv("CUDA_API_PROFILE_TOP");
   const std::size_t top = top_text != nullptr ? std::strtoul(top_text, nullptr, 10) : 20;
-  std::lock_guard<std::mutex> lock(registry_mutex);
+  std::lock_guard<std::mutex> lock(registry().mutex);
   std::string out;
   char line[256];
   std::snprintf(line, sizeof line, "cuda_api_profile pid %d: %.3f s from the first CUDA call to exit\n",
                 static_cast<int>(getpid()), wall / 1e9);
   out += line;
-  for (ThreadTallies* t : registry) {
+  for (ThreadTallies* t : registry().threads) {
     std::vector<std::pair<const char*, Tally>> rows;
     std::uint64_t runtime_ns = 0, driver_ns = 0;
-    for (const auto& [key, row] : t->by_call) {
-      rows.push_back(row);
-      ((key >> 32) == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime_ns : driver_ns) += row.second.ns;
+    {
+      std::lock_guard<std::mutex> thread_lock(t->mutex);
+      for (const auto& [key, row] : t->by_call) {
+        rows.push_back(row);
+        ((key >> 32) == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime_ns : driver_ns) += row.second.ns;
+      }
     }
     std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
     std::snprintf(line, sizeof line,
@@ -144,13 +167,17 @@ void report() {
     }
   }
   if (gpu_wanted()) {
-    std::lock_guard<std::mutex> gpu_lock(gpu_mutex);
+    GpuTime& g = gpu_time();
+    std::lock_guard<std::mutex> gpu_lock(g.mutex);
     std::uint64_t busy = 0;
-    for (const auto& [name, t] : gpu_time) busy += t.ns;
-    std::snprintf(line, sizeof line, "  GPU: %.3f ms of work (sum, overlaps count twice) in a %.3f ms span\n",
-                  busy / 1e6, gpu_last_ns > gpu_first_ns ? (gpu_last_ns - gpu_first_ns) / 1e6 : 0.0);
+    for (const auto& [name, t] : g.by_kind) busy += t.ns;
+    std::size_t dropped = 0;
+    cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped);
+    std::snprintf(line, sizeof line,
+                  "  GPU: %.3f ms of work (sum, overlaps count twice) in a %.3f ms span; %zu records dropped\n",
+                  busy / 1e6, g.last_ns > g.first_ns ? (g.last_ns - g.first_ns) / 1e6 : 0.0, dropped);
     out += line;
-    for (const auto& [name, t] : gpu_time) {
+    for (const auto& [name, t] : g.by_kind) {
       std::snprintf(line, sizeof line, "    %-11llu %9.3f %9.2f %9.1f  %.120s\n", static_cast<unsigned long long>(t.calls),
                     t.ns / 1e6, t.ns / 1e3 / t.calls, t.max_ns / 1e3, name.c_str());
       out += line;
@@ -170,12 +197,11 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
     std::fputs("cuda_api_profile: CUPTI refused the subscription (another profiler attached?)\n", stderr);
     return 0;
   }
-  if (gpu_wanted()) {
-    cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
-    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
-    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
-  }
+  if (gpu_wanted() && (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS ||
+                        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS ||
+                        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY) != CUPTI_SUCCESS ||
+                        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET) != CUPTI_SUCCESS))
+    std::fputs("cuda_api_profile: CUPTI refused activity records: the GPU's times will be missing\n", stderr);
   std::atexit(report);
   return 1;
 }
