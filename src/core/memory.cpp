@@ -24,7 +24,6 @@
 #include <mutex>
 #include <shared_mutex>
 
-
 #include "core/address_space.hpp"
 #include "core/config.hpp"
 #include "core/gpu.hpp"

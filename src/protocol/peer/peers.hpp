@@ -159,10 +159,10 @@ enum class WindowPlace : std::int32_t { kDevice = 1, kSharedHost = 2 };
 constexpr std::size_t kWindowNameBytes = 64;
 struct WindowMemory {
   WindowPlace place;
-  gpu::IpcExport allocation;  // kDevice: the export of the allocation holding it, in process `pid`
+  gpu::IpcExport allocation;    // kDevice: the export of the allocation holding it, in process `pid`
   std::int32_t pid;
-  char name[kWindowNameBytes];                 // kSharedHost: the object's name
-  std::uint64_t offset;                        // of the window's first byte in that allocation
+  char name[kWindowNameBytes];  // kSharedHost: the object's name
+  std::uint64_t offset;         // of the window's first byte in that allocation
   std::int64_t bytes;
   std::int64_t disp_unit;
 };
