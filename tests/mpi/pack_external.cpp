@@ -3,7 +3,7 @@
 // packing of host copies: the packed bytes, the bytes around them, the position, and after
 // unpacking the whole typed span, gaps included. Run on host memory with GDDT_PACK_HOST=gddt,
 // gddt handles these calls itself (through host copies), which is how CI covers that path.
-// Exits 77 (skipped) where the memory kind cannot be had.
+// Skipped where the memory kind cannot be had ("pack_external: skipped: ..." and exit 0).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -311,9 +311,9 @@ int main(int argc, char** argv) {
   }
   const std::string why = gddt_test::prepare_memory_kind(memory);
   if (!why.empty()) {
-    std::printf("skipped: %s\n", why.c_str());
+    std::printf("pack_external: skipped: %s\n", why.c_str());
     MPI_Finalize();
-    return 77;
+    return 0;  // the line above skips the test (gddt_add_mpi_test)
   }
   const int failed = RUN_ALL_TESTS();
   MPI_Finalize();

@@ -286,7 +286,9 @@ void Suite::skip(const std::string& reason) {
   }
   finalized_ = true;
   MPI_Finalize();
-  std::exit(kSkipExitCode);
+  // Not a non-zero code: Open MPI 4.1's mpiexec aborts a job whose rank exits non-zero, and that
+  // path was seen to crash mpiexec itself (PMIx_Finalize), failing a skipped test.
+  std::exit(0);
 }
 
 int Suite::finish() const {

@@ -2,7 +2,8 @@
 // passes when no rank recorded a failed check. Checks never return early, so ranks stay in step
 // after a failure; a call that fails on a communicator without MPI_ERRORS_RETURN aborts the job,
 // which is better than a hang. Each executable ends with one line "N passed, M failed" on
-// rank 0 and exits non-zero on failure, or with kSkipExitCode when it cannot run here.
+// rank 0 and exits non-zero on failure; where it cannot run here, rank 0 prints
+// "<program>: skipped: <reason>" and every rank exits 0 (gddt_add_mpi_test's skip line).
 #pragma once
 
 #include <mpi.h>
@@ -15,9 +16,6 @@
 #include "memory_buffer.hpp"
 
 namespace gddt_test::p2p {
-
-// CTest's SKIP_RETURN_CODE.
-constexpr int kSkipExitCode = 77;
 
 // Where this rank stands and what it works with during one case.
 struct Context {
