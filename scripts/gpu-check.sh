@@ -231,6 +231,8 @@ if [[ $stages == *bench* ]]; then
       grep -E '^ +4M |cuda_api_profile|thread|Synchronize|LaunchKernel|GPU:|kernel' "$out/cuda-profile-$type.txt" | cut -c1-120
     done
   fi
+  echo "=== 44.6's layouts at 4 MiB on GPU 0: the simplest kernels, gddt's and the copy (what the sectors allow)"
+  build/gpu-sysmpi/bench/sector_probe || status=1
   echo "=== a small window by each way the CUDA backend moves it, and a piece table's upload (us)"
   build/gpu-sysmpi/bench/resident_probe || status=1
   echo "=== pack benchmark"
