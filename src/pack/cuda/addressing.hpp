@@ -333,9 +333,14 @@ GDDT_HOST_DEVICE PieceTable table_of(const BlockListArgs<Index>& a) {
 }
 
 // The typed offset of word `word` of one side, `width` bytes wide; `table` is a block list's
-// piece table (a.table or a copy of it).
+// piece table (a.table or a copy of it). A strided side takes the loop unrolled for its number of
+// dimensions (the branch is the same for every word of a launch): one unrolled for every possible
+// dimension made the typed-to-typed kernel of a 4-byte vector 1.45x the time of the simplest
+// kernel moving it on an H200 (performance.md, sector_probe).
 template <typename Index>
 GDDT_HOST_DEVICE std::int64_t side_offset(const StridedArgs<Index>& a, const PieceTable&, int, Index word) {
+  if (a.ndims <= 2) return strided_offset<2>(a, word);
+  if (a.ndims <= 4) return strided_offset<4>(a, word);
   return strided_offset<kMaxWordDims>(a, word);
 }
 
