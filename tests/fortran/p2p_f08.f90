@@ -25,9 +25,9 @@ program fortran_p2p_f08
   memory = 'host'
   if (command_argument_count() >= 1) call get_command_argument(1, memory)
   if (ranks /= 2 .or. .not. usable(memory, rank)) then
-    if (rank == 0) write (*, '(3a)') 'SKIP: needs 2 ranks and ', trim(memory), ' memory'
+    if (rank == 0) write (*, '(3a)') 'fortran_p2p: skipped: needs 2 ranks and ', trim(memory), ' memory'
     call MPI_Finalize()
-    stop 77
+    stop
   end if
   peer = 1 - rank
   sides = staged_sides()

@@ -80,9 +80,9 @@ int main(int argc, char** argv) {
   int usable = open_driver(&driver) ? 1 : 0, all_usable = 0;
   MPI_Allreduce(&usable, &all_usable, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!all_usable || size != 2) {
-    if (rank == 0) std::printf("skipped: needs 2 ranks and a CUDA driver with a GPU\n");
+    if (rank == 0) std::printf("host_only_context: skipped: needs 2 ranks and a CUDA driver with a GPU\n");
     MPI_Finalize();
-    return 77;
+    return 0;  // the line above skips the test (gddt_add_mpi_test)
   }
   int failures = 0;
   const int peer = 1 - rank;
