@@ -1,4 +1,4 @@
-// The node's table in shared memory (internal.hpp): this process's view of it and its lent slots
+// The node's table in shared memory (node_table.hpp): this process's view of it and its lent slots
 // (the direct plane), and the table's name and the checks before a process trusts it.
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -17,7 +17,8 @@
 
 #include "core/config.hpp"
 #include "core/log.hpp"
-#include "protocol/peer/internal.hpp"
+#include "protocol/peer/node_table.hpp"
+#include "protocol/route.hpp"
 
 namespace gddt::protocol::peers {
 
