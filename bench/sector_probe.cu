@@ -1,10 +1,12 @@
 // What one GPU's memory allows the layouts of issue 44.6 (two ranks sharing a GPU, 4 MiB packed):
 // the simplest kernels moving their 4-byte words (pack, unpack, typed to typed), against the copy
-// of the packed bytes and against gddt's CUDA backend moving the same windows. A 4-byte word lying
-// alone in its 32-byte sector costs a whole sector (or more) of DRAM traffic however a kernel is
-// written: what these kernels reach is the bound of any. One move is the fastest of 20 with events
-// around it (launch latency included); a window is 32 queued back to back on one stream, the same
-// buffers each time (as gddt-bench does). `--once`: each move once, for a profiler (ncu).
+// of the packed bytes and against gddt's CUDA backend moving the same windows, whose results must
+// equal the simple kernels' (each move compared). A 4-byte word lying alone in its 32-byte sector
+// costs a whole sector (or more) of DRAM traffic however a kernel is written, so what the simple
+// kernels reach shows what the memory allows (the vector's buffers fit the L2 cache). One move is
+// the fastest of 20 with events around it (launch latency included); a window is 32 queued back to
+// back on one stream, the same buffers each time (as gddt-bench does). `--once`: each move once,
+// for a profiler (ncu).
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -117,6 +119,14 @@ struct Case {
 
 const gddt::pack::Backend& cuda() { return gddt::pack::backend_at(gddt::pack::kCudaSlot); }
 
+// Whether two device buffers hold the same `bytes`.
+bool same(const char* a, const char* b, std::int64_t bytes) {
+  std::vector<unsigned char> left(static_cast<std::size_t>(bytes)), right(left.size());
+  PROBE_CHECK(cudaMemcpy(left.data(), a, left.size(), cudaMemcpyDeviceToHost) == cudaSuccess &&
+              cudaMemcpy(right.data(), b, right.size(), cudaMemcpyDeviceToHost) == cudaSuccess);
+  return left == right;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -152,8 +162,9 @@ int main(int argc, char** argv) {
   const int grid = properties.multiProcessorCount * kBlocksPerSm;
   cudaStream_t stream = nullptr;
   PROBE_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
-  char *packed = nullptr, *packed_copy = nullptr;
-  PROBE_CHECK(cudaMalloc(&packed, kBytes) == cudaSuccess && cudaMalloc(&packed_copy, kBytes) == cudaSuccess);
+  char *packed = nullptr, *packed_copy = nullptr, *packed_gddt = nullptr;
+  PROBE_CHECK(cudaMalloc(&packed, kBytes) == cudaSuccess && cudaMalloc(&packed_copy, kBytes) == cudaSuccess &&
+              cudaMalloc(&packed_gddt, kBytes) == cudaSuccess);
   PROBE_CHECK(cudaMemset(packed, 1, kBytes) == cudaSuccess);
 
   std::printf("%s, %d SMs; 4 MiB packed; one move: fastest of 20 (us); window: %d queued (GB/s of packed bytes)\n",
@@ -191,33 +202,36 @@ int main(int argc, char** argv) {
         return cudaGetLastError() == cudaSuccess;
       };
     };
+    const auto check = [&](const char* move, const char* mine, const char* theirs, std::int64_t bytes) {
+      if (same(mine, theirs, bytes)) return;
+      std::printf("%s, %s: gddt's result differs from the simple kernel's\n", c.name, move);
+      wrong = 1;
+    };
     row(c.name, "pack, simple kernel", measure(stream, kBytes, simple(from, c.shape, packed, dense)));
     row(c.name, "pack, gddt", measure(stream, kBytes, [&] {
-          return cuda().pack(window, from, packed, stream) == GDDT_OK;
+          return cuda().pack(window, from, packed_gddt, stream) == GDDT_OK;
         }));
+    check("pack", packed, packed_gddt, kBytes);
+    // Both unpacks read the simple kernel's packed bytes into buffers zeroed alike.
     row(c.name, "unpack, simple kernel", measure(stream, kBytes, simple(packed, dense, to, c.shape)));
     row(c.name, "unpack, gddt", measure(stream, kBytes, [&] {
           return cuda().unpack(window, to_gddt, packed, stream) == GDDT_OK;
         }));
+    check("unpack", to, to_gddt, c.span);
+    PROBE_CHECK(cudaMemset(to, 0, c.span) == cudaSuccess && cudaMemset(to_gddt, 0, c.span) == cudaSuccess);
     row(c.name, "typed to typed, simple", measure(stream, kBytes, simple(from, c.shape, to, c.shape)));
     row(c.name, "typed to typed, gddt", measure(stream, kBytes, [&] {
           bool served = false;
           return cuda().transcribe(window, from, window, to_gddt, stream, &served) == GDDT_OK && served;
         }));
-    // Both destinations now hold the words of `from` at the layout's places and zeros elsewhere.
-    std::vector<unsigned char> mine(pattern.size()), theirs(pattern.size());
-    PROBE_CHECK(cudaMemcpy(mine.data(), to, mine.size(), cudaMemcpyDeviceToHost) == cudaSuccess &&
-                cudaMemcpy(theirs.data(), to_gddt, theirs.size(), cudaMemcpyDeviceToHost) == cudaSuccess);
-    if (mine != theirs) {
-      std::printf("%s: gddt's and the simple kernels' results differ\n", c.name);
-      wrong = 1;
-    }
+    check("typed to typed", to, to_gddt, c.span);
     cudaFree(from);
     cudaFree(to);
     cudaFree(to_gddt);
   }
   cudaFree(packed);
   cudaFree(packed_copy);
+  cudaFree(packed_gddt);
   cudaStreamDestroy(stream);
   return wrong;
 }

@@ -26,6 +26,9 @@ def verdict(rc, log_text, props):
     skip = props.get("SKIP_RETURN_CODE")
     if skip is not None and rc == int(skip):
         return "skipped"
+    # As CTest: a line the program prints where it cannot run skips it, whatever its exit code.
+    if any(re.search(p, log_text) for p in props.get("SKIP_REGULAR_EXPRESSION", [])):
+        return "skipped"
     for pattern in props.get("FAIL_REGULAR_EXPRESSION", []):
         if re.search(pattern, log_text):
             return "FAIL"
