@@ -22,6 +22,7 @@ program fortran_p2p
   real(c_double), target :: mine(n), theirs(n), got(n), poison(n)
   real(c_double), pointer :: send(:), recv(:)
   type(c_ptr) :: send_buffer, recv_buffer
+  integer :: here, everywhere
   character(len=16) :: memory
   character(len=1) :: by_gddt(8 * n), by_library(8 * n)
   integer :: gddt_position, library_position
@@ -33,7 +34,10 @@ program fortran_p2p
   call MPI_COMM_SIZE(MPI_COMM_WORLD, ranks, ierr)
   memory = 'host'
   if (command_argument_count() >= 1) call get_command_argument(1, memory)
-  if (ranks /= 2 .or. .not. usable(memory, rank)) then
+  ! Every rank skips together: one leaving alone would keep the other waiting for it.
+  here = merge(1, 0, usable(memory, rank))
+  call MPI_ALLREDUCE(here, everywhere, 1, MPI_INTEGER, MPI_MIN, MPI_COMM_WORLD, ierr)
+  if (ranks /= 2 .or. everywhere == 0) then
     if (rank == 0) write (*, '(3a)') 'fortran_p2p: skipped: needs 2 ranks and ', trim(memory), ' memory'
     call MPI_FINALIZE(ierr)
     stop

@@ -16,6 +16,7 @@ program fortran_p2p_f08
   real(c_double), pointer :: send(:), recv(:)
   type(c_ptr) :: send_buffer, recv_buffer
   character(len=16) :: memory
+  integer :: here, everywhere
   character(len=1) :: packed(8 * half)
   integer(c_long_long) :: sides, packs
 
@@ -24,7 +25,10 @@ program fortran_p2p_f08
   call MPI_Comm_size(MPI_COMM_WORLD, ranks)
   memory = 'host'
   if (command_argument_count() >= 1) call get_command_argument(1, memory)
-  if (ranks /= 2 .or. .not. usable(memory, rank)) then
+  ! Every rank skips together: one leaving alone would keep the other waiting for it.
+  here = merge(1, 0, usable(memory, rank))
+  call MPI_Allreduce(here, everywhere, 1, MPI_INTEGER, MPI_MIN, MPI_COMM_WORLD)
+  if (ranks /= 2 .or. everywhere == 0) then
     if (rank == 0) write (*, '(3a)') 'fortran_p2p: skipped: needs 2 ranks and ', trim(memory), ' memory'
     call MPI_Finalize()
     stop

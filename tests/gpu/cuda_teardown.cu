@@ -78,7 +78,10 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1, devices = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+  // Every rank skips together: one leaving alone would keep the others waiting for it.
+  int usable = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0 ? 1 : 0, all_usable = 0;
+  MPI_Allreduce(&usable, &all_usable, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all_usable) {
     if (rank == 0) std::printf("cuda_teardown: skipped: no GPU\n");
     MPI_Finalize();
     return 0;  // the line above skips the test (gddt_add_mpi_test)
