@@ -109,6 +109,11 @@ struct StridedArgs {
   std::int64_t strides[kMaxWordDims] = {};
 };
 
+// The word dimensions a strided kernel's offset loop is unrolled for, for a shape of `ndims`: two
+// cover vectors, four the faces and boxes of 3-D grids. A pack kernel instance each (kernels.hpp's
+// GDDT_EACH_DIMS); a branch of the typed-to-typed kernel (side_offset).
+GDDT_HOST_DEVICE int dims_class(int ndims) { return ndims <= 2 ? 2 : ndims <= 4 ? 4 : kMaxWordDims; }
+
 // Typed offset of `word`. kDims bounds ndims at compile time so every array index below is a
 // constant and the arguments stay in the constant bank (a run-time index would copy them to
 // local memory).
@@ -339,9 +344,11 @@ GDDT_HOST_DEVICE PieceTable table_of(const BlockListArgs<Index>& a) {
 // kernel moving it on an H200 (performance.md, sector_probe).
 template <typename Index>
 GDDT_HOST_DEVICE std::int64_t side_offset(const StridedArgs<Index>& a, const PieceTable&, int, Index word) {
-  if (a.ndims <= 2) return strided_offset<2>(a, word);
-  if (a.ndims <= 4) return strided_offset<4>(a, word);
-  return strided_offset<kMaxWordDims>(a, word);
+  switch (dims_class(a.ndims)) {
+    case 2: return strided_offset<2>(a, word);
+    case 4: return strided_offset<4>(a, word);
+    default: return strided_offset<kMaxWordDims>(a, word);
+  }
 }
 
 template <typename Index>

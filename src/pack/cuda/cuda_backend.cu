@@ -122,10 +122,6 @@ Status with_index(std::uint64_t largest_operand, Fn&& fn) {
   return fn(TypeTag<std::uint64_t>{});
 }
 
-// Strided kernels unroll their index arithmetic for at most this many word dimensions; two
-// cover vectors, four the faces and boxes of 3-D grids.
-int dims_class(int ndims) { return ndims <= 2 ? 2 : ndims <= 4 ? 4 : kMaxWordDims; }
-
 template <typename Fn>
 Status with_dims(int ndims, Fn&& fn) {
   switch (dims_class(ndims)) {

@@ -1,6 +1,7 @@
 // What the files of the peer protocol (peers.hpp) share: the node's table in shared memory
-// (node_table.hpp), the channels of agreed communicators, the header that says where a message's packed bytes wait, and
-// the functions one file of the protocol calls in another; each group names the file defining it.
+// (node_table.hpp), the channels of agreed communicators, the header that says where a message's
+// packed bytes wait, and the functions one file of the protocol calls in another; each group names
+// the file defining it.
 #pragma once
 
 #include <mpi.h>
