@@ -250,14 +250,15 @@ int complete(MPI_Request handle, Operation* operation, int error, MPI_Status& st
 
 // Puts a freshly posted operation behind its request. A send the library completed while posting it
 // is finished at once instead: libraries hand out one shared, already completed request object for
-// such sends (Open MPI's and MPICH's small ones), so its handle cannot name the operation. Receives
+// such sends (Open MPI's and MPICH's small ones), so its handle cannot name the operation; not one
+// whose library request is a persistent send of gddt's (never shared). Receives
 // from a real peer always get a request of their own, and asking about one would run the library's
 // progress engine for every receive posted (2.5 us at the median through UCX with 64 device
 // transfers in flight, a third of the receiver's time at 1 MiB).
 int track(std::unique_ptr<Operation> operation, bool persistent, MPI_Request request) {
   operation->persistent = persistent;
   operation->active = !persistent;
-  if (!persistent && operation->kind == Operation::Kind::kSend) {
+  if (!persistent && operation->kind == Operation::Kind::kSend && !operation->deferred_start) {
     int done = 0;
     MPI_Status status;
     int rc = PMPI_Request_get_status(request, &done, &status);

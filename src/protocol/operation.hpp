@@ -76,8 +76,8 @@ struct Operation {
   Outcome early;          // of that early completion work, or of a held start that failed
   bool claimed = false;   // a completion call is working on it (guarded by the table's lock)
   // A nonblocking send whose library request is a persistent send that gddt created, started once
-  // its pack is done (deferred.hpp) and freed when it completes: the user's request is not
-  // persistent.
+  // its pack is done (deferred.hpp) or at once (a lent buffer's marker: mpi/p2p.cpp), and freed when
+  // it completes: the user's request is not persistent.
   bool deferred_start = false;
   Route route = Route::kForward;
   Message message;                // the user's buffer

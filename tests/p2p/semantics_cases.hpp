@@ -33,6 +33,7 @@ void freed_communicator_delivers(const Context& context, const TypeCatalog& type
 
 // semantics_gddt_paths.cpp
 void lent_layouts_cross(const Context& context, const TypeCatalog& types);
+void lent_isend_returns_unread(const Context& context, const TypeCatalog& types);
 void counters_count_sides(const Context& context, const TypeCatalog& types);
 void staged_parts_counted(const Context& context, const TypeCatalog& types);
 void types_readied_at_commit(const Context& context, const TypeCatalog& types);

@@ -1,5 +1,6 @@
-// p2p_semantics: gddt's own paths: layouts crossing the direct plane, the counters, the staged
-// plane's parts, types readied at commit, windows and lone messages in turn.
+// p2p_semantics: gddt's own paths: layouts crossing the direct plane, lent sends completed after
+// MPI_Isend, the counters, the staged plane's parts, types readied at commit, windows and lone
+// messages in turn.
 #include <dlfcn.h>
 #include <mpi.h>
 
@@ -61,6 +62,52 @@ void lent_layouts_cross(const Context& context, const TypeCatalog& types) {
       message.check(&status, std::string(pair.send) + " into " + pair.recv + ", round " + std::to_string(round));
     }
   }
+}
+
+// A send that lends its buffer (the direct plane) is done once its receiver has read it, which its
+// MPI_Isend does not wait for: each rank posts the receive of its previous rank's message only once
+// its own MPI_Isend has returned, and answers that rank once the message is in; only then does
+// anyone wait for a send. A send completed inside MPI_Isend would have found its receiver not
+// reading yet and been taken back for a copy (peer.direct.copies). A first message, received as
+// usual, shows each sender its receiver's GPU (GDDT_IPC=auto lends only then).
+void lent_isend_returns_unread(const Context& context, const TypeCatalog& types) {
+  const CounterFunction counter = exported_counter();
+  if (counter == nullptr) return;
+  auto value_of = [&](const char* name) {
+    long long value = 0;
+    return counter(name, &value) == 0 ? value : 0;
+  };
+  const TypeCase& vector = types.named("vector_block64");
+  constexpr int kCount = 2048;  // 2 MiB packed, large enough to be lent on one GPU
+  {
+    RingMessage first(context, vector, kCount, vector, kCount, 1);
+    MPI_Request request;
+    MPI_Status status;
+    P2P_EXPECT_SUCCESS(MPI_Irecv(first.recv.address(), kCount, vector.type, context.prev, first.index(),
+                                 MPI_COMM_WORLD, &request));
+    P2P_EXPECT_SUCCESS(MPI_Send(first.send.address(), kCount, vector.type, context.next, first.index(),
+                                MPI_COMM_WORLD));
+    P2P_EXPECT_SUCCESS(MPI_Wait(&request, &status));
+    first.check(&status, "the first message");
+  }
+  const long long lent_before = value_of("peer.direct.sends"), copies_before = value_of("peer.direct.copies");
+  RingMessage message(context, vector, kCount, vector, kCount, 2);
+  MPI_Request request;
+  P2P_EXPECT_SUCCESS(MPI_Isend(message.send.address(), kCount, vector.type, context.next, message.index(),
+                               MPI_COMM_WORLD, &request));
+  MPI_Status status;
+  P2P_EXPECT_SUCCESS(MPI_Recv(message.recv.address(), kCount, vector.type, context.prev, message.index(),
+                              MPI_COMM_WORLD, &status));
+  constexpr int kAnswerTag = 3;
+  int answer = 1, answered = 0;
+  P2P_EXPECT_SUCCESS(MPI_Sendrecv(&answer, 1, MPI_INT, context.prev, kAnswerTag, &answered, 1, MPI_INT, context.next,
+                                  kAnswerTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  P2P_EXPECT_SUCCESS(MPI_Wait(&request, MPI_STATUS_IGNORE));
+  message.check(&status, "a message received after the MPI_Isend that lent it returned");
+  if (value_of("peer.direct.sends") > lent_before)
+    expect(value_of("peer.direct.copies") == copies_before,
+           "a lent send read by its receiver, not taken back for a copy (" +
+               std::to_string(value_of("peer.direct.copies") - copies_before) + " copies)");
 }
 
 // gddt counts what it does (gddt_counter, looked up so that a preloaded gddt serves too): every

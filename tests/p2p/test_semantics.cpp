@@ -23,6 +23,7 @@ const std::pair<const char*, Case> kCases[] = {
     {"freed_receive_lands", freed_receive_lands},
     {"freed_communicator_delivers", freed_communicator_delivers},
     {"lent_layouts_cross", lent_layouts_cross},
+    {"lent_isend_returns_unread", lent_isend_returns_unread},
     {"counters_count_sides", counters_count_sides},
     {"staged_parts_counted", staged_parts_counted},
     {"types_readied_at_commit", types_readied_at_commit},
