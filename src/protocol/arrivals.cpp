@@ -33,6 +33,8 @@ void unpack_as_they_arrive(const MPI_Request* handles, Operation* const* operati
       int rc = MPI_SUCCESS;
       do {
         rc = PMPI_Request_get_status(handles[i], &flag, &status);
+        // Its sender may be waiting for a read of an earlier message left running here.
+        if (!flag && k == oldest) peers::release_unpacked();
       } while (rc == MPI_SUCCESS && !flag && k == oldest);
       if (rc != MPI_SUCCESS || !flag) break;
       arrived.push_back(operations[i]);

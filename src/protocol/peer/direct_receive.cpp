@@ -56,8 +56,10 @@ namespace {
 // layout and count), mapped here through CUDA IPC, into the receive buffer on the GPU that reads
 // (reading_gpu), and returns once they are in place: one kernel (move_in_one_kernel), else a pack
 // into device scratch here and an unpack out of it (where transcribe declines); through host
-// staging where the receive buffer is out of that GPU's reach.
-Status read_lent(Operation& operation, const Header& header, Message theirs, std::int64_t bytes) {
+// staging where the receive buffer is out of that GPU's reach. With `left_on`, one kernel is left
+// running (*left_on: its stream; null where the bytes are in place).
+Status read_lent(Operation& operation, const Header& header, Message theirs, std::int64_t bytes,
+                 gpu::Stream* left_on) {
   if (theirs.bytes() < bytes) return GDDT_ERR_INTERNAL;
   const Message& message = operation.message;
   int device = -1;
@@ -75,7 +77,9 @@ Status read_lent(Operation& operation, const Header& header, Message theirs, std
   bool served = false;
   if (reachable) GDDT_CHECK(move_in_one_kernel(theirs, message, bytes, stream, &served));
   Staging scratch;
-  if (served) {
+  if (served && left_on != nullptr) {
+    *left_on = stream;
+  } else if (served) {
     GDDT_CHECK(gpu::stream_synchronize(stream));
   } else {
     const void* packed = theirs.contiguous() ? theirs.first_byte() : nullptr;
@@ -100,6 +104,7 @@ Status read_lent(Operation& operation, const Header& header, Message theirs, std
 // header on the data twin, then the bytes as the CUDA IPC plane or the staged plane has them, of
 // which the first `moved` go into the receive buffer.
 Status receive_copy(Operation& operation, int source, Channel& channel, int transfer, std::int64_t moved) {
+  send_held_releases(true);
   Header copy;
   if (PMPI_Recv(&copy, static_cast<int>(sizeof copy), MPI_BYTE, source, transfer, channel.data, MPI_STATUS_IGNORE) !=
       MPI_SUCCESS)
@@ -186,6 +191,7 @@ bool ask_writer(const Operation& operation, const Header& header, std::int64_t m
   cell.bytes = static_cast<std::uint32_t>(sizeof request + wire.size());
   n.table->entries[header.lent_owner].asked_by[header.lent_slot].store(n.slot * kWriteCells + index,
                                                                        std::memory_order_release);
+  send_held_releases(true);
   const bool asked = lending::ask(state, generation, cell.answer);
   if (asked) {
     const std::int64_t deadline =
@@ -204,7 +210,7 @@ bool ask_writer(const Operation& operation, const Header& header, std::int64_t m
 }  // namespace
 
 Status resolve_lent(Operation& operation, const Header& header, const std::vector<char>& bytes, int source,
-                    Channel& channel, std::int64_t moved) {
+                    Channel& channel, std::int64_t moved, gpu::Stream* queued_on) {
   if (bytes.size() != sizeof header + header.layout_bytes || header.lent_owner < 0 ||
       header.lent_owner >= kMostLocal || header.lent_slot < 0 || header.lent_slot >= kLentSlots)
     return GDDT_ERR_INTERNAL;
@@ -225,7 +231,17 @@ Status resolve_lent(Operation& operation, const Header& header, const std::vecto
   // Asked, the outcome is kRead (the slot taken to read) or kCopied.
   if (asked ? outcome == lending::Outcome::kCopied : !lending::take_to_read(state, header.lent_generation))
     return receive_copy(operation, source, channel, header.transfer, moved);
-  const Status read = moved > 0 ? read_lent(operation, header, std::move(theirs), moved) : GDDT_OK;
+  gpu::Stream reading = nullptr;
+  Status read = moved > 0 ? read_lent(operation, header, std::move(theirs), moved, queued_on ? &reading : nullptr)
+                          : GDDT_OK;
+  if (reading != nullptr && !is_error(read) && hold_read(reading, state, header.lent_generation)) {
+    *queued_on = reading;
+    return GDDT_OK;
+  }
+  if (reading != nullptr) {
+    const Status synced = gpu::stream_synchronize(reading);
+    if (!is_error(read)) read = synced;
+  }
   lending::finish_reading(state, header.lent_generation);
   return read;
 }

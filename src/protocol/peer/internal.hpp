@@ -275,8 +275,14 @@ void close_opened_events();
 
 // --- releases held until the unpacks reading the sender's scratch are done (releases.cpp) ---
 
-// Sends the held releases whose unpacks are done (all of them, waiting, with `wait`).
+// Sends the held releases whose unpacks are done and marks the lent buffers whose reads are (all of
+// them, waiting, with `wait`). A receiver about to block in the library first waits for them all:
+// the sender it waits for may be waiting for one of those marks.
 void send_held_releases(bool wait);
+
+// Marks the lent buffer of `state` (its `generation`) read once the read now queued on `reading` is
+// done (send_held_releases); false where no event could be had (the caller then waits and marks it).
+bool hold_read(gpu::Stream reading, lending::Slot& state, std::uint32_t generation);
 
 // Releases the sender's scratch of `transfer` once the unpack queued on `reading` (null: none) has
 // read it: held (*held) until an event recorded after the unpack has passed (send_held_releases),
@@ -405,8 +411,10 @@ Status move_in_one_kernel(const Message& from, const Message& to, std::int64_t b
 // Resolves a marker of the direct plane: takes the sender's lending (header.lent_*) and moves its
 // buffer's first `moved` packed bytes (none: only marks it done), read here or, where asks_to_write
 // says so, written by the sender; or, where the sender took the buffer back first, takes its copy.
+// With `queued_on`, a read by one kernel may be left running (*queued_on: its stream, else null),
+// the buffer marked read once it is done (hold_read).
 Status resolve_lent(Operation& operation, const Header& header, const std::vector<char>& bytes, int source,
-                    Channel& channel, std::int64_t moved);
+                    Channel& channel, std::int64_t moved, gpu::Stream* queued_on);
 
 // --- the direct plane, the sender's side (direct_send.cpp) ---
 

@@ -176,7 +176,7 @@ Status resolve(Operation& operation, const MPI_Status& status, bool* handled, gp
       outcome = receive_staged(operation, header, status.MPI_SOURCE, *channel, truncated ? 0 : moved);
       break;
     case Plane::kDirect:
-      outcome = resolve_lent(operation, header, bytes, status.MPI_SOURCE, *channel, truncated ? 0 : moved);
+      outcome = resolve_lent(operation, header, bytes, status.MPI_SOURCE, *channel, truncated ? 0 : moved, queued_on);
       break;
     default:
       return GDDT_ERR_INTERNAL;

@@ -1,4 +1,5 @@
-// Releases held until the unpacks reading the sender's scratch are done (internal.hpp).
+// Releases held until the unpacks reading the sender's scratch, or the reads of a lent buffer, are
+// done (internal.hpp).
 #include <algorithm>
 #include <atomic>
 #include <mutex>
@@ -12,13 +13,16 @@ namespace gddt::protocol::peers {
 namespace {
 
 // A receiver that leaves the unpacks of several messages read through CUDA IPC running together
-// (MPI_Waitall) sends each release once an event recorded after its unpack has passed.
+// (MPI_Waitall) sends each release, or marks each lent buffer read, once an event recorded after
+// its unpack has passed.
 struct HeldRelease {
   gpu::Event unpacked = nullptr;
   gpu::Stream stream = nullptr;  // where `unpacked` was recorded
   MPI_Comm data = MPI_COMM_NULL;
   int sender = 0;
   int transfer = 0;
+  lending::Slot* read = nullptr;  // a lent buffer's slot to mark read instead of a release to send
+  std::uint32_t generation = 0;
 };
 
 struct HeldReleases {
@@ -33,9 +37,9 @@ HeldReleases& held_releases() {
   return *instance;
 }
 
-// Holds the release of `transfer` to `sender` until the work now queued on `stream` is done; false
-// where no event could be had (the caller then waits and sends it itself).
-bool hold_release(gpu::Stream stream, MPI_Comm data, int sender, int transfer) {
+// Holds `release` until the work now queued on `stream` is done; false where no event could be had
+// (the caller then waits and releases it itself).
+bool hold(gpu::Stream stream, HeldRelease release) {
   HeldReleases& h = held_releases();
   const gpu::Event event = h.events.take(stream);
   if (event == nullptr) return false;
@@ -43,8 +47,10 @@ bool hold_release(gpu::Stream stream, MPI_Comm data, int sender, int transfer) {
     h.events.give(stream, event);
     return false;
   }
+  release.unpacked = event;
+  release.stream = stream;
   std::lock_guard<std::mutex> lock(h.mutex);
-  h.held.push_back(HeldRelease{event, stream, data, sender, transfer});
+  h.held.push_back(release);
   h.any.store(true, std::memory_order_release);
   return true;
 }
@@ -79,12 +85,28 @@ void send_held_releases(bool wait) {
     h.any.store(!h.held.empty(), std::memory_order_release);
   }
   counters::Stopwatch releasing(counters::Counter::kPeerRecvReleaseNs);
-  for (const HeldRelease& release : due)
-    PMPI_Send(nullptr, 0, MPI_BYTE, release.sender, kReleaseTags + release.transfer, release.data);
+  for (const HeldRelease& release : due) {
+    if (release.read != nullptr) {
+      lending::finish_reading(*release.read, release.generation);
+    } else {
+      PMPI_Send(nullptr, 0, MPI_BYTE, release.sender, kReleaseTags + release.transfer, release.data);
+    }
+  }
+}
+
+bool hold_read(gpu::Stream reading, lending::Slot& state, std::uint32_t generation) {
+  HeldRelease release;
+  release.read = &state;
+  release.generation = generation;
+  return hold(reading, release);
 }
 
 Status release_scratch(gpu::Stream reading, MPI_Comm data, int sender, int transfer, Status* outcome, bool* held) {
-  *held = reading != nullptr && hold_release(reading, data, sender, transfer);
+  HeldRelease release;
+  release.data = data;
+  release.sender = sender;
+  release.transfer = transfer;
+  *held = reading != nullptr && hold(reading, release);
   if (*held) return GDDT_OK;
   if (reading != nullptr) {
     const Status read = gpu::stream_synchronize(reading);

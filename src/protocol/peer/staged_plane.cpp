@@ -101,6 +101,7 @@ Status send_staged(Operation& operation, Channel& channel, int dest, const Heade
 }
 
 Status receive_staged(Operation& operation, const Header& header, int source, Channel& channel, std::int64_t bytes) {
+  send_held_releases(true);
   counters::Stopwatch moving(counters::Counter::kPeerRecvMoveNs);
   // The parts land in the staging the marker was received into where it holds them all (its marker
   // is read by now), else in staging of their own: on the receive's GPU where the library takes
