@@ -112,7 +112,7 @@ int isend(RequestSend call, bool buffered, bool persistent, const void* buf, int
     rc = own(side.buffer, side.count, side.datatype, dest, tag, comm, request);
     if (rc == MPI_SUCCESS && (rc = PMPI_Start(request)) != MPI_SUCCESS) PMPI_Request_free(request);
     if (rc != MPI_SUCCESS) return rc;
-    side.operation->deferred_start = true;
+    side.operation->library_persistent = true;
     return track(std::move(side.operation), false, *request);
   }
   rc = call(side.buffer, side.count, side.datatype, dest, tag, comm, request);

@@ -62,7 +62,7 @@ struct Snapshot {
   int complete_at(int i, int error, MPI_Status* status) {
     Operation* operation = remove_at(i);
     if (operation == nullptr) return MPI_SUCCESS;
-    const bool library_persistent = operation->deferred_start;
+    const bool library_persistent = operation->library_persistent;
     int rc = complete(handles[static_cast<std::size_t>(i)], operation, error, *status);
     if (library_persistent) PMPI_Request_free(&user[i]);  // the library left it allocated
     if (rc != MPI_SUCCESS) status->MPI_ERROR = rc;

@@ -221,7 +221,7 @@ int post_deferred(RequestSend init, Side& side, int dest, int tag, MPI_Comm comm
     if (stream != nullptr && !in_set) gpu::stream_synchronize(stream);  // the staging goes back to its pool
     return rc;
   }
-  operation.deferred_start = true;
+  operation.library_persistent = true;
   GDDT_LOG(kDebug, "send of %lld bytes starts once packed%s", static_cast<long long>(operation.message.bytes()),
            in_set ? " (with the next sends)" : "");
   Operation* queued = side.operation.get();
@@ -258,7 +258,7 @@ int complete(MPI_Request handle, Operation* operation, int error, MPI_Status& st
 int track(std::unique_ptr<Operation> operation, bool persistent, MPI_Request request) {
   operation->persistent = persistent;
   operation->active = !persistent;
-  if (!persistent && operation->kind == Operation::Kind::kSend && !operation->deferred_start) {
+  if (!persistent && operation->kind == Operation::Kind::kSend && !operation->library_persistent) {
     int done = 0;
     MPI_Status status;
     int rc = PMPI_Request_get_status(request, &done, &status);

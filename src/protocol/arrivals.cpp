@@ -43,7 +43,18 @@ void unpack_as_they_arrive(const MPI_Request* handles, Operation* const* operati
     if (arrived.empty()) break;  // the library's Waitall reports it
     finish_receives(arrived.data(), statuses.data(), static_cast<int>(arrived.size()), &queued);
   }
-  for (gpu::Stream stream : queued) gpu::stream_synchronize(stream);
+  // A failed stream (a faulted kernel: the context is lost) fails every receive this call finished.
+  Status synced = GDDT_OK;
+  for (gpu::Stream stream : queued) {
+    const Status status = gpu::stream_synchronize(stream);
+    if (is_error(status)) synced = status;
+  }
+  if (is_error(synced)) {
+    for (int i : waiting) {
+      Operation* operation = operations[i];
+      if (operation->finished && !is_error(operation->early.status)) operation->early.status = synced;
+    }
+  }
   peers::release_unpacked();
 }
 

@@ -75,10 +75,10 @@ struct Operation {
   bool finished = false;  // completion work done early (MPI_Request_get_status, Waitall)
   Outcome early;          // of that early completion work, or of a held start that failed
   bool claimed = false;   // a completion call is working on it (guarded by the table's lock)
-  // A nonblocking send whose library request is a persistent send that gddt created, started once
-  // its pack is done (deferred.hpp) or at once (a lent buffer's marker: mpi/p2p.cpp), and freed when
-  // it completes: the user's request is not persistent.
-  bool deferred_start = false;
+  // A nonblocking send whose library request is a persistent send of gddt's own (never one shared
+  // by other requests), started once its pack is done (deferred.hpp) or at once (a lent buffer's
+  // marker: mpi/p2p.cpp), and freed when it completes: the user's request is not persistent.
+  bool library_persistent = false;
   Route route = Route::kForward;
   Message message;                // the user's buffer
   Staging staging;                // what the MPI library really sends or receives

@@ -151,7 +151,7 @@ void complete_detached(bool wait) {
       continue;
     }
     finish(*operation, rc, status);
-    if ((operation->persistent || operation->deferred_start) && request != MPI_REQUEST_NULL)
+    if ((operation->persistent || operation->library_persistent) && request != MPI_REQUEST_NULL)
       PMPI_Request_free(&request);
   }
   std::lock_guard<std::mutex> lock(t.mutex);

@@ -192,6 +192,7 @@ Status settle_lent(PeerSend& send) {
   const bool receiver_active = start - receiver.resolved_direct_ns.load(std::memory_order_relaxed) <= patience;
   const std::int64_t deadline = receiver_active ? start + patience : start;
   const std::uint32_t generation = send.lent_generation;
+  const MPI_Comm headers = send.lent_channel ? send.lent_channel->headers : MPI_COMM_NULL;
   Writers& w = writers();
   w.by_slot[send.lent_slot].store(&send, std::memory_order_release);
   w.waiting.fetch_add(1, std::memory_order_acq_rel);
@@ -217,6 +218,10 @@ Status settle_lent(PeerSend& send) {
       }
       serve_asked_writes();
       if (level != MPI_THREAD_MULTIPLE) finish_arrived_markers(MPI_COMM_NULL);
+      // The library's progress for this process's other sends: a receiver holding this read's mark
+      // may be receiving one of their headers, which goes in rendezvous when its layout is long.
+      int arrived = 0;
+      if (headers != MPI_COMM_NULL) PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, headers, &arrived, MPI_STATUS_IGNORE);
       sched_yield();
     }
   }

@@ -123,8 +123,9 @@ Status resolve(Operation& operation, const MPI_Status& status, bool* handled, gp
 // them, then release_unpacked) and empties `gathered`.
 void queue_gathered(std::vector<GatheredUnpack>* gathered, std::vector<gpu::Stream>* queued);
 
-// Tells senders whose bytes the unpacks left running by resolve() have read, for those done by now:
-// call after synchronizing the streams it returned.
+// Tells senders whose bytes the unpacks and reads left running by resolve() have read (releases,
+// lent buffers marked read), for those done by now: polled while a receiver waits for its next
+// arrival, and called after synchronizing the streams resolve() returned.
 void release_unpacked();
 
 // How the peer protocol finishes the watched receives on a communicator (MPI_COMM_NULL: on every
