@@ -72,6 +72,16 @@ struct WindowMove {
   const void* packed = nullptr;
 };
 
+// One typed-to-typed move of several that a backend queues in one call (transcribe_set):
+// `from`'s packed bytes of `from_typed` into window `to` (of equal length) of `to_typed`.
+struct TranscribeMove {
+  Window from;
+  const void* from_typed = nullptr;
+  Window to;
+  void* to_typed = nullptr;
+  bool served = false;  // set where the backend queued it; nothing is queued for one it declined
+};
+
 // A backend is filled by field name (a lambda that sets the fields it has), so an optional
 // function it lacks stays null without a row of placeholders.
 struct Backend {
@@ -135,6 +145,9 @@ struct Backend {
   // where it declines; it has then queued nothing.
   Status (*transcribe)(const Window& from, const void* from_typed, const Window& to, void* to_typed,
                        gpu::Stream stream, bool* served) = nullptr;
+  // Optional, with transcribe: the moves of `moves` queued on `stream` in as few launches as the
+  // backend takes, each marked served, or not where transcribe would decline it.
+  Status (*transcribe_set)(TranscribeMove* moves, int count, gpu::Stream stream) = nullptr;
 };
 
 }  // namespace gddt::pack

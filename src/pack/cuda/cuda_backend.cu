@@ -12,102 +12,19 @@
 
 #include "core/config.hpp"
 #include "pack/backend.hpp"
+#include "pack/cuda/launch_grid.hpp"
 #include "pack/cuda/kernels.hpp"
 #include "pack/cuda/piece_tables.hpp"
 #include "pack/cuda/plan.hpp"
 #include "pack/cuda/resident.hpp"
 #include "pack/cuda/resident_windows.hpp"
 #include "pack/cuda/resident_ring.cuh"
+#include "pack/cuda/transcribe_launch.hpp"
 
 namespace gddt::pack {
 namespace {
 
 using namespace cuda_impl;
-
-int multiprocessors(int device) {
-  constexpr int kCachedDevices = 64;
-  static std::atomic<int> cached[kCachedDevices];
-  const bool cacheable = device >= 0 && device < kCachedDevices;
-  if (cacheable) {
-    const int known = cached[device].load(std::memory_order_relaxed);
-    if (known > 0) return known;
-  }
-  int count = 0;
-  if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || count <= 0) {
-    cudaGetLastError();
-    return 1;
-  }
-  if (cacheable) cached[device].store(count, std::memory_order_relaxed);
-  return count;
-}
-
-// Thread blocks of `kernel` with `shared_bytes` of dynamic shared memory that one
-// multiprocessor of `device` holds at once, asked of the runtime once per kernel, device and
-// 2 KiB class of shared memory (rounded up, so the answer never overstates).
-template <typename Kernel>
-int resident_blocks(Kernel* kernel, int device, std::size_t shared_bytes) {
-  constexpr std::size_t kSharedClass = 2 << 10;
-  const std::size_t shared = (shared_bytes + kSharedClass - 1) / kSharedClass * kSharedClass;
-  struct Known {
-    const void* kernel;
-    int device;
-    std::size_t shared;
-    int blocks;
-  };
-  static std::mutex mutex;
-  static std::vector<Known> known;
-  const auto* key = reinterpret_cast<const void*>(kernel);
-  std::lock_guard<std::mutex> lock(mutex);
-  for (const Known& k : known) {
-    if (k.kernel == key && k.device == device && k.shared == shared) return k.blocks;
-  }
-  int blocks = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kThreadsPerBlock, shared) != cudaSuccess ||
-      blocks <= 0) {
-    cudaGetLastError();
-    blocks = 1;
-  }
-  known.push_back({key, device, shared, blocks});
-  return blocks;
-}
-
-// GDDT_GRID_WAVES, the waves of thread blocks a large window's grid has: whole waves, since
-// with a partial one some multiprocessors sit idle while it runs (grids of 1.2 and 1.6 waves of
-// a block-list pack took 1.32x and 1.06x the time of one wave at 256 MiB on an H200), and
-// several, which evens out multiprocessors that finish their share sooner; the built-in model
-// is four, which were 1.00-1.05x faster than two for block lists and faces, two 1.01-1.07x
-// faster than one (performance.md).
-// GDDT_GRID_BLOCK_TILES_MAX: twice as many waves where each block would otherwise loop over
-// more than this many full tiles; the model is four: at 256 MiB on an H200 eight waves were
-// then 1.01-1.03x faster for packs and up to 1.09x for unpacks, while at 16 MiB (fewer tiles a
-// block) they took up to 1.14x as long as four.
-//
-// Sets how many words each thread moves per tile and returns the grid for `kernel`: that many
-// full waves of blocks (or twice that for very large windows), which loop over the tiles, for
-// a window that fills them with full tiles; for a smaller one, tiles small enough to spread
-// over that many blocks, since its time is the latency of each thread's chain of offset
-// arithmetic and loads, not bandwidth. Multiprocessors that the resident kernel holds are
-// left out.
-template <int kMostPerThread, typename Index, typename Kernel>
-unsigned fit_grid(WindowWords<Index>* words, Kernel* kernel, std::size_t shared_bytes) {
-  const std::uint64_t whole = words->word_end > words->word_begin ? words->word_end - words->word_begin : 0;
-  const int device = gpu::current_device();
-  const auto usable =
-      static_cast<std::uint64_t>(std::max(1, multiprocessors(device) - resident_multiprocessors(device)));
-  std::uint64_t blocks = usable;
-  if (whole > usable * kThreadsPerBlock) {
-    const std::uint64_t wave = usable * static_cast<std::uint64_t>(resident_blocks(kernel, device, shared_bytes));
-    const std::uint64_t full_tiles = whole / (std::uint64_t{kThreadsPerBlock} * kMostPerThread);
-    const std::uint64_t waves = config::settings().grid_waves;
-    blocks = wave * (full_tiles > wave * waves * config::settings().grid_block_tiles_max ? 2 * waves : waves);
-  }
-  const std::uint64_t spread = (whole + blocks * kThreadsPerBlock - 1) / (blocks * kThreadsPerBlock);
-  words->words_per_thread =
-      static_cast<int>(std::clamp<std::uint64_t>(spread, 1, static_cast<std::uint64_t>(kMostPerThread)));
-  const std::uint64_t tile = std::uint64_t{kThreadsPerBlock} * static_cast<std::uint64_t>(words->words_per_thread);
-  const std::uint64_t tiles = (whole + tile - 1) / tile;
-  return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min(tiles, blocks)));
-}
 
 // ---- compile-time dispatch -------------------------------------------------------------------
 
@@ -342,73 +259,6 @@ Status move_set(const WindowMove* moves, int count, gpu::Stream user_stream) {
   return GDDT_OK;
 }
 
-// ---- typed to typed ------------------------------------------------------------------------------
-
-template <typename Fn>
-Status with_flag(bool flag, Fn&& fn) {
-  return flag ? fn(std::true_type{}) : fn(std::false_type{});
-}
-
-template <bool kBlockList>
-SideArgs<kBlockList> side_args(const WindowPlan& plan, const PieceTable& table, const void* typed) {
-  if constexpr (kBlockList) {
-    return block_list_args<std::uint32_t>(plan.block_list, table, typed, nullptr);
-  } else {
-    return strided_args<std::uint32_t>(plan.strided, typed, nullptr);
-  }
-}
-
-// One launch of a typed-to-typed kernel; it declines (queues nothing) where a side needs 64-bit
-// indices or has a block-list table too large for shared memory: the caller then packs and
-// unpacks.
-Status cuda_transcribe(const Window& from, const void* from_typed, const Window& to, void* to_typed,
-                       gpu::Stream user_stream, bool* served) {
-  *served = false;
-  if (from.length != to.length) return GDDT_ERR_INVALID_ARG;
-  GDDT_CHECK(check_window(from, from_typed, unbounded_packed(0)));
-  GDDT_CHECK(check_window(to, to_typed, unbounded_packed(0)));
-  if (from.length == 0) {
-    *served = true;
-    return GDDT_OK;
-  }
-  const TranscribePlan plan = plan_transcribe(from, from_typed, to, to_typed);
-  if (!fits_narrow_index(word_plan(plan.from)->largest_operand) ||
-      !fits_narrow_index(word_plan(plan.to)->largest_operand)) {
-    return GDDT_OK;
-  }
-  auto stream = static_cast<cudaStream_t>(user_stream);
-  const int device = gpu::current_device();
-  const bool from_list = plan.from.kind == WindowPlan::Kind::kBlockList;
-  const bool to_list = plan.to.kind == WindowPlan::Kind::kBlockList;
-  PieceTable from_table, to_table;
-  if (from_list) GDDT_CHECK(device_piece_table(*from.layout, device, stream, &from_table));
-  if (to_list) GDDT_CHECK(device_piece_table(*to.layout, device, stream, &to_table));
-  if ((from_list && shared_table_bytes(from_table) == 0) || (to_list && shared_table_bytes(to_table) == 0)) {
-    return GDDT_OK;
-  }
-  const unsigned shared = (from_list ? from_table.bytes : 0) + (to_list ? to_table.bytes : 0);
-  return with_width(plan.width, [&](auto width) {
-    constexpr int W = decltype(width)::value;
-    return with_flag(from_list, [&](auto from_flag) {
-      return with_flag(to_list, [&](auto to_flag) {
-        constexpr bool kFromList = decltype(from_flag)::value;
-        constexpr bool kToList = decltype(to_flag)::value;
-        TranscribeSides<kFromList, kToList> args;
-        args.from = side_args<kFromList>(plan.from, from_table, from_typed);
-        args.to = side_args<kToList>(plan.to, to_table, to_typed);
-        args.to_word_shift = plan.to_word_shift;
-        const auto kernel = transcribe_instance<W, kFromList, kToList>();
-        constexpr int kUnroll = kFromList || kToList ? kBlockListWordsPerThread : kWordsPerThread<W>;
-        const unsigned grid = fit_grid<kUnroll>(&args.from.window, kernel, shared);
-        kernel<<<grid, kThreadsPerBlock, shared, stream>>>(args);
-        GDDT_CHECK(gpu::check_last_error("typed-to-typed kernel launch"));
-        *served = true;
-        return GDDT_OK;
-      });
-    });
-  });
-}
-
 Status cuda_pack(const Window& window, const void* typed, void* packed, gpu::Stream stream) {
   return move_window<false>(window, typed, packed, stream);
 }
@@ -439,6 +289,8 @@ Status load_kernel(const void* kernel) {
 
 #define GDDT_LOAD_TRANSCRIBE(W, kFromList, kToList) \
   GDDT_CHECK(load_kernel(reinterpret_cast<const void*>(transcribe_instance<W, kFromList, kToList>())));
+#define GDDT_LOAD_TRANSCRIBE_SET(W) \
+  GDDT_CHECK(load_kernel(reinterpret_cast<const void*>(transcribe_set_instance<W>())));
 
 // Every kernel of this backend (Backend::load); nothing where no GPU is usable (GDDT_CUDA=off, no
 // driver), where the backend is never called.
@@ -449,12 +301,14 @@ Status load_kernels() {
   GDDT_BLOCK_LIST_INSTANCES(GDDT_LOAD_INSTANCES, false)
   GDDT_BLOCK_LIST_INSTANCES(GDDT_LOAD_INSTANCES, true)
   GDDT_TRANSCRIBE_INSTANCES(GDDT_LOAD_TRANSCRIBE)
+  GDDT_TRANSCRIBE_SET_INSTANCES(GDDT_LOAD_TRANSCRIBE_SET)
   GDDT_CHECK(load_kernel(reinterpret_cast<const void*>(wait_flag_kernel)));
   return load_kernel(reinterpret_cast<const void*>(resident_kernel));
 }
 
 #undef GDDT_LOAD_INSTANCES
 #undef GDDT_LOAD_TRANSCRIBE
+#undef GDDT_LOAD_TRANSCRIBE_SET
 
 }  // namespace
 
@@ -478,6 +332,7 @@ const Backend& cuda_backend() {
     b.load = load_kernels;
     b.prepare = prepare_piece_table;
     b.transcribe = cuda_transcribe;
+    b.transcribe_set = cuda_transcribe_set;
     return b;
   }();
   return backend;

@@ -10,6 +10,7 @@
 // that instantiates a kernel can name it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -92,6 +93,16 @@ using TranscribeSides = TranscribeArgs<SideArgs<kFromList>, SideArgs<kToList>>;
 template <int W, bool kFromList, bool kToList>
 Kernel<TranscribeSides<kFromList, kToList>> transcribe_instance();
 
+// Typed-to-typed moves between strided shapes in one launch, row blockIdx.y of the grid moving
+// member blockIdx.y: as many as the classic 4 KiB of kernel parameters hold (7).
+constexpr int kTranscribeSetMost = std::min(kSetMost, static_cast<int>(4000 / sizeof(TranscribeSides<false, false>)));
+static_assert(kTranscribeSetMost >= 2, "a set of typed-to-typed moves holds several");
+struct TranscribeSet {
+  TranscribeSides<false, false> members[kTranscribeSetMost];
+};
+template <int W>
+Kernel<TranscribeSet> transcribe_set_instance();
+
 // ---- the instances, one table ------------------------------------------------------------------
 
 // X(..., value) for each value a kernel's template argument takes: the word widths of
@@ -137,5 +148,10 @@ GDDT_BLOCK_LIST_INSTANCES(GDDT_DECLARE_INSTANCES, true)
   extern template Kernel<TranscribeSides<kFromList, kToList>> transcribe_instance<W, kFromList, kToList>();
 GDDT_TRANSCRIBE_INSTANCES(GDDT_DECLARE_TRANSCRIBE)
 #undef GDDT_DECLARE_TRANSCRIBE
+#define GDDT_TRANSCRIBE_SET_WIDTH(X, W) X(W)
+#define GDDT_TRANSCRIBE_SET_INSTANCES(X) GDDT_EACH_WIDTH(GDDT_TRANSCRIBE_SET_WIDTH, X)
+#define GDDT_DECLARE_TRANSCRIBE_SET(W) extern template Kernel<TranscribeSet> transcribe_set_instance<W>();
+GDDT_TRANSCRIBE_SET_INSTANCES(GDDT_DECLARE_TRANSCRIBE_SET)
+#undef GDDT_DECLARE_TRANSCRIBE_SET
 
 }  // namespace gddt::pack::cuda_impl

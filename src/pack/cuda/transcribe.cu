@@ -6,19 +6,12 @@
 
 namespace gddt::pack::cuda_impl {
 
-// The launch provides the dynamic shared memory of both sides' block-list tables, from's first.
+// Moves window `a` (`from_table` and `to_table`: block-list sides' tables, or copies of them).
 template <int W, bool kFromList, bool kToList>
-__global__ void __launch_bounds__(kThreadsPerBlock)
-    transcribe_kernel(const __grid_constant__ TranscribeSides<kFromList, kToList> a) {
+__device__ __forceinline__ void transcribe_window(const TranscribeSides<kFromList, kToList>& a,
+                                                  const PieceTable& from_table, const PieceTable& to_table) {
   using Word = typename WordOf<W>::type;
   constexpr int kUnroll = kFromList || kToList ? kBlockListWordsPerThread : kWordsPerThread<W>;
-  extern __shared__ uint4 shared_tables[];
-  PieceTable from_table, to_table;
-  if constexpr (kFromList) from_table = table_in_shared<kThreadsPerBlock, Reads::kCached>(a.from.table, shared_tables);
-  if constexpr (kToList) {
-    const unsigned to_at = table_of(a.from).bytes / sizeof(uint4);
-    to_table = table_in_shared<kThreadsPerBlock, Reads::kCached>(a.to.table, shared_tables + to_at);
-  }
   const WindowWords<std::uint32_t>& words = a.from.window;
   const char* source = a.from.window.typed;
   char* destination = a.to.window.typed;
@@ -49,6 +42,25 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
   for (std::uint32_t b = part.first_byte; b < part.end_byte; ++b) to[b] = from[b];
 }
 
+// The launch provides the dynamic shared memory of both sides' block-list tables, from's first.
+template <int W, bool kFromList, bool kToList>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    transcribe_kernel(const __grid_constant__ TranscribeSides<kFromList, kToList> a) {
+  extern __shared__ uint4 shared_tables[];
+  PieceTable from_table, to_table;
+  if constexpr (kFromList) from_table = table_in_shared<kThreadsPerBlock, Reads::kCached>(a.from.table, shared_tables);
+  if constexpr (kToList) {
+    const unsigned to_at = table_of(a.from).bytes / sizeof(uint4);
+    to_table = table_in_shared<kThreadsPerBlock, Reads::kCached>(a.to.table, shared_tables + to_at);
+  }
+  transcribe_window<W, kFromList, kToList>(a, from_table, to_table);
+}
+
+template <int W>
+__global__ void __launch_bounds__(kThreadsPerBlock) transcribe_set_kernel(const __grid_constant__ TranscribeSet set) {
+  transcribe_window<W, false, false>(set.members[blockIdx.y], PieceTable{}, PieceTable{});
+}
+
 template <int W, bool kFromList, bool kToList>
 Kernel<TranscribeSides<kFromList, kToList>> transcribe_instance() {
   return transcribe_kernel<W, kFromList, kToList>;
@@ -57,5 +69,13 @@ Kernel<TranscribeSides<kFromList, kToList>> transcribe_instance() {
 #define GDDT_DEFINE_TRANSCRIBE(W, kFromList, kToList) \
   template Kernel<TranscribeSides<kFromList, kToList>> transcribe_instance<W, kFromList, kToList>();
 GDDT_TRANSCRIBE_INSTANCES(GDDT_DEFINE_TRANSCRIBE)
+
+template <int W>
+Kernel<TranscribeSet> transcribe_set_instance() {
+  return transcribe_set_kernel<W>;
+}
+
+#define GDDT_DEFINE_TRANSCRIBE_SET(W) template Kernel<TranscribeSet> transcribe_set_instance<W>();
+GDDT_TRANSCRIBE_SET_INSTANCES(GDDT_DEFINE_TRANSCRIBE_SET)
 
 }  // namespace gddt::pack::cuda_impl

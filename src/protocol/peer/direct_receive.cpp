@@ -2,6 +2,7 @@
 // CUDA IPC, asking the sender to write it instead, or taking the copy the sender sent.
 #include <sched.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -52,6 +53,29 @@ Status move_in_one_kernel(const Message& from, const Message& to, std::int64_t b
 
 namespace {
 
+// The first `bytes` packed bytes of lent buffer `theirs` (mapped for GPU `device`) packed into
+// device scratch here and unpacked from it into the receive buffer, where no one kernel moves them
+// (transcribe declines): on `stream` where that GPU writes the receive buffer (`reachable`), else
+// through host staging. Returns once they are in place.
+Status read_through_scratch(Operation& operation, const Message& theirs, std::int64_t bytes, int device,
+                            gpu::Stream stream, bool reachable) {
+  const pack::Backend& backend = within(GDDT_MEMORY_DEVICE);
+  const Message& message = operation.message;
+  Staging scratch;
+  const void* packed = theirs.contiguous() ? theirs.first_byte() : nullptr;
+  if (packed == nullptr) {
+    GDDT_CHECK(scratch.acquire(device, bytes));
+    if (!scratch.kind().device_accessible()) return GDDT_ERR_NO_MEMORY;
+    GDDT_CHECK(backend.pack(pack::Window{theirs.layout.get(), theirs.count, 0, bytes}, theirs.buffer, scratch.data(),
+                            stream));
+    packed = scratch.data();
+  }
+  if (!reachable) return land_and_unpack(operation, packed, bytes, stream);
+  const pack::Window to{message.layout.get(), message.count, 0, bytes};
+  GDDT_CHECK(backend.unpack(to, message.buffer, packed, stream));
+  return gpu::stream_synchronize(stream);
+}
+
 // Moves the first `bytes` packed bytes of the sender's own buffer (the direct plane; `theirs`: its
 // layout and count), mapped here through CUDA IPC, into the receive buffer on the GPU that reads
 // (reading_gpu), and returns once they are in place: one kernel (move_in_one_kernel), else a pack
@@ -70,34 +94,75 @@ Status read_lent(Operation& operation, const Header& header, Message theirs, std
   gpu::DeviceGuard guard(device);
   gpu::Stream stream = nullptr;
   GDDT_CHECK(gpu::library_stream(device, &stream));
-  const pack::Backend& backend = within(GDDT_MEMORY_DEVICE);
-  const pack::Window from{theirs.layout.get(), theirs.count, 0, bytes};
-  const pack::Window to{message.layout.get(), message.count, 0, bytes};
   const bool reachable = writes_directly(message, device);
   bool served = false;
   if (reachable) GDDT_CHECK(move_in_one_kernel(theirs, message, bytes, stream, &served));
-  Staging scratch;
   if (served && left_on != nullptr) {
     *left_on = stream;
   } else if (served) {
     GDDT_CHECK(gpu::stream_synchronize(stream));
   } else {
-    const void* packed = theirs.contiguous() ? theirs.first_byte() : nullptr;
-    if (packed == nullptr) {
-      GDDT_CHECK(scratch.acquire(device, bytes));
-      if (!scratch.kind().device_accessible()) return GDDT_ERR_NO_MEMORY;
-      GDDT_CHECK(backend.pack(from, theirs.buffer, scratch.data(), stream));
-      packed = scratch.data();
-    }
-    if (reachable) {
-      GDDT_CHECK(backend.unpack(to, message.buffer, packed, stream));
-      GDDT_CHECK(gpu::stream_synchronize(stream));
-    } else {
-      GDDT_CHECK(land_and_unpack(operation, packed, bytes, stream));
-    }
+    GDDT_CHECK(read_through_scratch(operation, theirs, bytes, device, stream, reachable));
   }
   counters::add(counters::Counter::kPeerIpcBytes, bytes);
   return GDDT_OK;
+}
+
+// A lent buffer's read between two typed layouts that a batch of arrived receives (MPI_Waitall)
+// left to launch with the others of its GPU's stream (launch_gathered_reads), its slot taken to read.
+struct GatheredRead {
+  Operation* operation = nullptr;
+  Message theirs;  // the sender's buffer as mapped here
+  std::int64_t bytes = 0;
+  int device = -1;
+  gpu::Stream stream = nullptr;
+  lending::Slot* state = nullptr;
+  std::uint32_t generation = 0;
+};
+
+// This thread's gathered reads: a thread launches its own before it blocks or its batch ends.
+thread_local std::vector<GatheredRead> gathered_reads;
+
+// Leaves the read of `bytes` of lent buffer `theirs` (its slot `state` taken to read) to launch with
+// the others of the batch, *queued_on its stream; false where it goes now instead: a contiguous side
+// is one pack or unpack, a receive buffer the reading GPU cannot write is staged.
+bool gather_read(Operation& operation, const Header& header, Message& theirs, std::int64_t bytes,
+                 lending::Slot& state, gpu::Stream* queued_on) {
+  const Message& message = operation.message;
+  if (within(GDDT_MEMORY_DEVICE).transcribe_set == nullptr || theirs.bytes() < bytes || theirs.contiguous() ||
+      message.contiguous())
+    return false;
+  keep_mappings_for_gathering();
+  int device = -1;
+  char* typed = nullptr;
+  gpu::Stream stream = nullptr;
+  if (reach_sender(message, header, &device, &typed) != GDDT_OK || !writes_directly(message, device)) return false;
+  {
+    gpu::DeviceGuard guard(device);
+    if (gpu::library_stream(device, &stream) != GDDT_OK) return false;
+  }
+  theirs.buffer = typed;
+  gathered_reads.push_back(GatheredRead{&operation, std::move(theirs), bytes, device, stream, &state,
+                                        header.lent_generation});
+  *queued_on = stream;
+  return true;
+}
+
+// After its launch (`launched`; `served` where it was queued): the read's buffer marked read once
+// the kernel is done (hold_read), or now, after a declined read went through scratch.
+void finish_gathered(GatheredRead& read, bool served, Status launched) {
+  Status outcome = launched;
+  if (served) {
+    counters::add(counters::Counter::kPeerIpcBytes, read.bytes);
+    if (hold_read(read.stream, *read.state, read.generation)) return;
+    outcome = gpu::stream_synchronize(read.stream);
+  } else if (!is_error(launched)) {
+    gpu::DeviceGuard guard(read.device);
+    outcome = read_through_scratch(*read.operation, read.theirs, read.bytes, read.device, read.stream, true);
+    if (!is_error(outcome)) counters::add(counters::Counter::kPeerIpcBytes, read.bytes);
+  }
+  if (is_error(outcome)) read.operation->early.status = outcome;
+  lending::finish_reading(*read.state, read.generation);
 }
 
 // Takes the copy a sender of the direct plane sent instead of lending its buffer (send_copy): its
@@ -231,6 +296,8 @@ Status resolve_lent(Operation& operation, const Header& header, const std::vecto
   // Asked, the outcome is kRead (the slot taken to read) or kCopied.
   if (asked ? outcome == lending::Outcome::kCopied : !lending::take_to_read(state, header.lent_generation))
     return receive_copy(operation, source, channel, header.transfer, moved);
+  if (queued_on != nullptr && moved > 0 && gather_read(operation, header, theirs, moved, state, queued_on))
+    return GDDT_OK;
   gpu::Stream reading = nullptr;
   Status read = moved > 0 ? read_lent(operation, header, std::move(theirs), moved, queued_on ? &reading : nullptr)
                           : GDDT_OK;
@@ -244,6 +311,39 @@ Status resolve_lent(Operation& operation, const Header& header, const std::vecto
   }
   lending::finish_reading(state, header.lent_generation);
   return read;
+}
+
+void launch_gathered_reads() {
+  if (gathered_reads.empty()) return;
+  std::vector<GatheredRead> reads;
+  reads.swap(gathered_reads);
+  // Those of one stream launch together, in the order they were resolved.
+  std::stable_sort(reads.begin(), reads.end(),
+                   [](const GatheredRead& a, const GatheredRead& b) { return a.stream < b.stream; });
+  const pack::Backend& backend = within(GDDT_MEMORY_DEVICE);
+  std::vector<pack::TranscribeMove> moves;
+  for (std::size_t first = 0; first < reads.size();) {
+    std::size_t end = first;
+    moves.clear();
+    for (; end < reads.size() && reads[end].stream == reads[first].stream; ++end) {
+      const GatheredRead& read = reads[end];
+      const Message& message = read.operation->message;
+      pack::TranscribeMove move;
+      move.from = pack::Window{read.theirs.layout.get(), read.theirs.count, 0, read.bytes};
+      move.from_typed = read.theirs.buffer;
+      move.to = pack::Window{message.layout.get(), message.count, 0, read.bytes};
+      move.to_typed = message.buffer;
+      moves.push_back(move);
+    }
+    Status launched;
+    {
+      counters::Stopwatch moving(counters::Counter::kPeerRecvMoveNs);
+      gpu::DeviceGuard guard(reads[first].device);
+      launched = backend.transcribe_set(moves.data(), static_cast<int>(moves.size()), reads[first].stream);
+    }
+    for (std::size_t i = first; i < end; ++i) finish_gathered(reads[i], moves[i - first].served, launched);
+    first = end;
+  }
 }
 
 }  // namespace gddt::protocol::peers

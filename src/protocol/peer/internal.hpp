@@ -412,9 +412,17 @@ Status move_in_one_kernel(const Message& from, const Message& to, std::int64_t b
 // buffer's first `moved` packed bytes (none: only marks it done), read here or, where asks_to_write
 // says so, written by the sender; or, where the sender took the buffer back first, takes its copy.
 // With `queued_on`, a read by one kernel may be left running (*queued_on: its stream, else null),
-// the buffer marked read once it is done (hold_read).
+// the buffer marked read once it is done (hold_read), or, between two typed layouts, left to launch
+// with the others of its batch (launch_gathered_reads).
 Status resolve_lent(Operation& operation, const Header& header, const std::vector<char>& bytes, int source,
                     Channel& channel, std::int64_t moved, gpu::Stream* queued_on);
+
+// Launches the reads of lent buffers that resolve_lent left to go together (with `queued_on`,
+// between two typed layouts), those of one stream in as few launches as the backend takes
+// (pack::Backend::transcribe_set), each buffer marked read once its kernel is done (hold_read). A
+// thread calls it before it blocks in the library (send_held_releases) and at the end of its
+// batch (queue_gathered).
+void launch_gathered_reads();
 
 // --- the direct plane, the sender's side (direct_send.cpp) ---
 

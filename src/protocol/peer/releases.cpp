@@ -58,6 +58,7 @@ bool hold(gpu::Stream stream, HeldRelease release) {
 }  // namespace
 
 void send_held_releases(bool wait) {
+  if (wait) launch_gathered_reads();
   HeldReleases& h = held_releases();
   if (!h.any.load(std::memory_order_acquire)) return;
   std::vector<HeldRelease> due, still;

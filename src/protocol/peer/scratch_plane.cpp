@@ -161,6 +161,7 @@ Status unpack_remote(Operation& operation, const Header& header, std::int64_t by
 }
 
 void queue_gathered(std::vector<GatheredUnpack>* gathered, std::vector<gpu::Stream>* queued) {
+  launch_gathered_reads();
   std::vector<GatheredUnpack>& all = *gathered;
   // Those of one stream launch together, in the order they were resolved.
   std::stable_sort(all.begin(), all.end(),
