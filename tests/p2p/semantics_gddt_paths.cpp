@@ -28,6 +28,12 @@ CounterFunction exported_counter() {
   return counter;
 }
 
+// Counter `name`, 0 where gddt has none of that name.
+long long counter_value(CounterFunction counter, const char* name) {
+  long long value = 0;
+  return counter(name, &value) == 0 ? value : 0;
+}
+
 }  // namespace
 
 // Messages of 2 MiB between buffers of allocations of their own, each side's layout another of
@@ -73,10 +79,7 @@ void lent_layouts_cross(const Context& context, const TypeCatalog& types) {
 void lent_isend_returns_unread(const Context& context, const TypeCatalog& types) {
   const CounterFunction counter = exported_counter();
   if (counter == nullptr) return;
-  auto value_of = [&](const char* name) {
-    long long value = 0;
-    return counter(name, &value) == 0 ? value : 0;
-  };
+  const auto value_of = [counter](const char* name) { return counter_value(counter, name); };
   const TypeCase& vector = types.named("vector_block64");
   constexpr int kCount = 2048;  // 2 MiB packed, large enough to be lent on one GPU
   {
@@ -164,10 +167,7 @@ long long size_setting(const char* name, long long otherwise) {
 void staged_parts_counted(const Context& context, const TypeCatalog& types) {
   const CounterFunction counter = exported_counter();
   if (counter == nullptr) return;
-  auto value_of = [&](const char* name) {
-    long long value = 0;
-    return counter(name, &value) == 0 ? value : 0;
-  };
+  const auto value_of = [counter](const char* name) { return counter_value(counter, name); };
   const long long inline_before = value_of("p2p.peer-inline.sides");
   char nine[9] = {}, nine_in[9];
   P2P_EXPECT_SUCCESS(MPI_Sendrecv(nine, 9, MPI_BYTE, context.next, 1, nine_in, 9, MPI_BYTE, context.prev, 1,

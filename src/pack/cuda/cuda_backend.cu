@@ -235,28 +235,17 @@ Status move_set(const WindowMove* moves, int count, gpu::Stream user_stream) {
     }
     members.push_back(member);
   }
-  std::vector<bool> launched(members.size(), false);
-  for (std::size_t first = 0; first < members.size(); ++first) {
-    if (launched[first]) continue;
-    const SetMember* set[kSetMost];
-    int size = 0;
-    for (std::size_t i = first; i < members.size() && size < kSetMost; ++i) {
-      if (launched[i] || !(members[i].key == members[first].key)) continue;
-      set[size++] = &members[i];
-      launched[i] = true;
-    }
+  const auto same_key = [](const SetMember& a, const SetMember& b) { return a.key == b.key; };
+  return launch_in_sets(members, kSetMost, same_key, [&](const SetMember* const* set, int size) {
     const WindowMove& only = *set[0]->move;
     if (size == 1) {
-      GDDT_CHECK(set[0]->key.kind == WindowPlan::Kind::kStrided
-                     ? launch_strided<kUnpack>(set[0]->plan.strided, only.typed, only.packed, stream)
-                     : launch_block_list<kUnpack>(set[0]->plan.block_list, set[0]->table, only.typed, only.packed,
-                                                  stream));
-    } else {
-      GDDT_CHECK(set[0]->key.kind == WindowPlan::Kind::kStrided ? launch_strided_set<kUnpack>(set, size, stream)
-                                                                 : launch_block_list_set<kUnpack>(set, size, stream));
+      return set[0]->key.kind == WindowPlan::Kind::kStrided
+                 ? launch_strided<kUnpack>(set[0]->plan.strided, only.typed, only.packed, stream)
+                 : launch_block_list<kUnpack>(set[0]->plan.block_list, set[0]->table, only.typed, only.packed, stream);
     }
-  }
-  return GDDT_OK;
+    return set[0]->key.kind == WindowPlan::Kind::kStrided ? launch_strided_set<kUnpack>(set, size, stream)
+                                                           : launch_block_list_set<kUnpack>(set, size, stream);
+  });
 }
 
 Status cuda_pack(const Window& window, const void* typed, void* packed, gpu::Stream stream) {

@@ -1,6 +1,7 @@
-// How many thread blocks a launch of the CUDA backend gets (fit_grid), from the GPU's
-// multiprocessors and how many blocks of a kernel each holds, both asked of the runtime once.
-// Host code of the launching files (cuda_backend.cu, transcribe_launch.cu).
+// How the CUDA backend shapes its launches: how many thread blocks one gets (fit_grid), from the
+// GPU's multiprocessors and how many blocks of a kernel each holds, both asked of the runtime once;
+// and which moves share a set launch (launch_in_sets). Host code of the launching files
+// (cuda_backend.cu, transcribe_launch.cu).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -101,6 +102,25 @@ unsigned fit_grid(WindowWords<Index>* words, Kernel* kernel, std::size_t shared_
   const std::uint64_t tile = std::uint64_t{kThreadsPerBlock} * static_cast<std::uint64_t>(words->words_per_thread);
   const std::uint64_t tiles = (whole + tile - 1) / tile;
   return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min(tiles, blocks)));
+}
+
+// Calls launch(set, size) for `members` in sets of up to `most` that `same` pairs with the set's
+// first, in the order of the first members; stops at the first failed launch.
+template <typename Member, typename Same, typename Launch>
+Status launch_in_sets(const std::vector<Member>& members, int most, Same&& same, Launch&& launch) {
+  std::vector<bool> launched(members.size(), false);
+  std::vector<const Member*> set;
+  for (std::size_t first = 0; first < members.size(); ++first) {
+    if (launched[first]) continue;
+    set.clear();
+    for (std::size_t i = first; i < members.size() && static_cast<int>(set.size()) < most; ++i) {
+      if (launched[i] || !same(members[i], members[first])) continue;
+      set.push_back(&members[i]);
+      launched[i] = true;
+    }
+    GDDT_CHECK(launch(set.data(), static_cast<int>(set.size())));
+  }
+  return GDDT_OK;
 }
 
 }  // namespace gddt::pack::cuda_impl

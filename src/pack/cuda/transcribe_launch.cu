@@ -147,20 +147,12 @@ Status cuda_transcribe_set(TranscribeMove* moves, int count, gpu::Stream user_st
     members.push_back(member);
   }
   auto stream = static_cast<cudaStream_t>(user_stream);
-  std::vector<bool> launched(members.size(), false);
-  for (std::size_t first = 0; first < members.size(); ++first) {
-    if (launched[first]) continue;
-    const SetMember* set[kTranscribeSetMost];
-    int size = 0;
-    for (std::size_t i = first; i < members.size() && size < kTranscribeSetMost; ++i) {
-      if (launched[i] || members[i].plan.width != members[first].plan.width) continue;
-      set[size++] = &members[i];
-      launched[i] = true;
-    }
+  const auto same_width = [](const SetMember& a, const SetMember& b) { return a.plan.width == b.plan.width; };
+  return launch_in_sets(members, kTranscribeSetMost, same_width, [&](const SetMember* const* set, int size) {
     GDDT_CHECK(launch_set(set, size, stream));
     for (int i = 0; i < size; ++i) set[i]->move->served = true;
-  }
-  return GDDT_OK;
+    return GDDT_OK;
+  });
 }
 
 }  // namespace gddt::pack::cuda_impl
