@@ -1,9 +1,12 @@
-// What the files of the CUDA build of gpu.hpp share (gpu_cuda.cpp, gpu_cuda_ipc.cpp): the runtime's
+// What the files of the CUDA build of gpu.hpp share (gpu_cuda.cpp, gpu_cuda_ipc.cpp,
+// gpu_cuda_memory.cpp): the runtime's
 // errors as statuses, the device count, and the driver functions fetched through the runtime.
 #pragma once
 
 #include <cuda.h>
 #include <cuda_runtime.h>
+
+#include <cstddef>
 
 #include "core/log.hpp"
 #include "core/status.hpp"
@@ -11,6 +14,9 @@
 namespace gddt::gpu::driver {
 
 Status cuda_status(cudaError_t error, const char* call);
+// Like cuda_status, but running out of memory is an ordinary answer the pools handle by asking
+// for less: GDDT_ERR_NO_MEMORY without an error line.
+Status allocation_status(cudaError_t error, const char* call, std::size_t bytes);
 
 struct Probe {
   bool usable = false;
