@@ -122,7 +122,6 @@ Status cuda_transcribe(const Window& from, const void* from_typed, const Window&
   });
 }
 
-
 // Moves between strided shapes share launches, kTranscribeSetMost of one word width at most; the
 // others (block lists, 64-bit offsets) are launched one by one.
 Status cuda_transcribe_set(TranscribeMove* moves, int count, gpu::Stream user_stream) {
