@@ -85,6 +85,10 @@ class PieceTables : public ::testing::Test {
     EXPECT_TRUE(got == expected) << "pack, " << (resident ? "resident kernel" : "stream");
 
     packed.upload(packed_host.data(), packed_host.size());
+    // kLegacyStreamIdle is the caller's word that nothing is pending on the legacy default stream,
+    // which the resident kernel is not ordered after; a cudaMemcpy from pageable memory may return
+    // before its DMA lands (seen with six of these tests sharing a GPU).
+    ASSERT_EQ(cudaStreamSynchronize(cudaStreamLegacy), cudaSuccess);
     served = false;
     if (resident) {
       ASSERT_EQ(cuda().unpack_now(w, typed.data(), packed.data(), pack::Ordering::kLegacyStreamIdle, {}, &served),
