@@ -75,16 +75,26 @@ constexpr std::int64_t kDirectAcrossMost = (1 << 20) - 1;
 // GDDT_IPC=auto: across two H200s the raw format took 1.06-1.16x hand-packed's latency and CUDA IPC
 // 0.75-0.81x, but a stream of them through CUDA IPC moved 0.40-0.48x the raw format's bandwidth
 // (runs J and N, performance.md). Such a message takes CUDA IPC only while its receiver waits in a
-// blocking receive that probes first (probes_for_marker): one message at a time, whose marker
-// lands in host memory. A stream's receives are nonblocking and keep the raw format.
+// blocking receive that probes first (probes_for_marker), or while its latest such receive was
+// one: one message at a time, whose marker lands in host memory. A stream's receives are
+// nonblocking and keep the raw format.
 bool probe_sized(const Message& message) {
   return config::ipc() == config::Ipc::kAuto && message.kind.is_device() && library_cuda_aware() &&
          !eager_sized(message.bytes()) && message.bytes() <= kDirectAcrossMost;
 }
 
 bool probing_receiver_takes_ipc(const Message& message, int receiver_slot) {
-  return probe_sized(message) &&
-         node().table->entries[receiver_slot].probing_receives.load(std::memory_order_relaxed) > 0;
+  if (!probe_sized(message)) return false;
+  const NodeEntry& receiver = node().table->entries[receiver_slot];
+  return receiver.probing_receives.load(std::memory_order_relaxed) > 0 ||
+         receiver.latest_receive_probed.load(std::memory_order_relaxed) != 0;
+}
+
+void note_latest_receive(bool probed) {
+  Node& n = node();
+  std::atomic<int>& latest = n.table->entries[n.slot].latest_receive_probed;
+  if (latest.load(std::memory_order_relaxed) != static_cast<int>(probed))
+    latest.store(static_cast<int>(probed), std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -99,6 +109,11 @@ void note_probing_receive(bool begins) {
   Node& n = node();
   if (!n.all_gddt) return;
   n.table->entries[n.slot].probing_receives.fetch_add(begins ? 1 : -1, std::memory_order_relaxed);
+  if (begins) note_latest_receive(true);
+}
+
+void note_nonblocking_receive(const Operation& operation) {
+  if (node().all_gddt && probes_for_marker(operation)) note_latest_receive(false);
 }
 
 bool awaits_ipc(const Message& message) {
