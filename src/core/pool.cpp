@@ -162,22 +162,24 @@ constexpr std::size_t kSlabAlignment = 256;
 
 }  // namespace
 
-SlabAllocator::SlabAllocator(Allocator* backing, std::size_t slab_bytes, std::uint64_t most_slab_bytes)
-    : backing_(backing), slab_bytes_(slab_bytes), most_slab_bytes_(most_slab_bytes) {}
+SlabAllocator::SlabAllocator(Allocator* backing, std::size_t slab_bytes, std::uint64_t most_slab_bytes,
+                             std::size_t least_direct)
+    : backing_(backing), slab_bytes_(slab_bytes), most_slab_bytes_(most_slab_bytes), least_direct_(least_direct) {}
 
 SlabAllocator::~SlabAllocator() {
   for (auto& [base, slab] : slabs_) backing_->release(slab.base, slab_bytes_);
 }
 
 Status SlabAllocator::allocate(std::size_t bytes, void** ptr) {
-  if (bytes > slab_bytes_ / 2) return backing_->allocate(bytes, ptr);
+  if (bytes > slab_bytes_ / 2) return backing_->allocate(std::max(bytes, least_direct_), ptr);
   const std::size_t span = (bytes + kSlabAlignment - 1) / kSlabAlignment * kSlabAlignment;
   if (current_ == nullptr || current_->used + span > slab_bytes_) {
     current_ = nullptr;
     void* base = nullptr;
     const bool room = (slabs_.size() + 1) * std::uint64_t{slab_bytes_} <= most_slab_bytes_;
     // A slab may not fit where the buffer alone does.
-    if (!room || backing_->allocate(slab_bytes_, &base) != GDDT_OK) return backing_->allocate(bytes, ptr);
+    if (!room || backing_->allocate(slab_bytes_, &base) != GDDT_OK)
+      return backing_->allocate(std::max(bytes, least_direct_), ptr);
     current_ = &slabs_[reinterpret_cast<std::uintptr_t>(base)];
     current_->base = static_cast<char*>(base);
   }
@@ -191,7 +193,7 @@ void SlabAllocator::release(void* ptr, std::size_t bytes) {
   const auto address = reinterpret_cast<std::uintptr_t>(ptr);
   auto it = slabs_.upper_bound(address);
   if (it == slabs_.begin() || address >= std::prev(it)->first + slab_bytes_) {
-    backing_->release(ptr, bytes);
+    backing_->release(ptr, std::max(bytes, least_direct_));
     return;
   }
   --it;
@@ -233,6 +235,12 @@ class PinnedAllocator final : public Allocator {
 // Device scratch comes from slabs of this size (see SlabAllocator).
 constexpr std::size_t kDeviceSlabBytes = 64 << 20;
 
+// The least allocation of the kShared pool: CUDA carves smaller ones out of shared 2 MiB blocks,
+// which CUDA IPC opens as one, and a receiver can open a block once. A block holding both scratch
+// gddt maps and memory a CUDA-aware library maps itself was opened twice, and UCX aborted
+// ("resource already mapped"; p2p_storm with 8 MiB pools through the bundle, two H200s, run XU).
+constexpr std::size_t kSharedLeastAllocation = 2 << 20;
+
 struct Pools {
   PinnedAllocator pinned_allocator;
   SizeClassCache pinned{&pinned_allocator, config::settings().pool_pinned_max};
@@ -249,7 +257,8 @@ struct Pools {
       Allocator* backing = device_allocators.back().get();
       device_slabs.push_back(std::make_unique<SlabAllocator>(backing, kDeviceSlabBytes, most));
       devices.push_back(std::make_unique<SizeClassCache>(device_slabs.back().get(), most));
-      shared_slabs.push_back(std::make_unique<SlabAllocator>(backing, kDeviceSlabBytes, shared_most()));
+      shared_slabs.push_back(
+          std::make_unique<SlabAllocator>(backing, kDeviceSlabBytes, shared_most(), kSharedLeastAllocation));
       shared.push_back(std::make_unique<SizeClassCache>(shared_slabs.back().get(), shared_most()));
       SizeClassCache::share_memory(devices.back().get(), shared.back().get());
     }

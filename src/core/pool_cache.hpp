@@ -91,11 +91,12 @@ class SizeClassCache {
 // Space is handed out in address order and a slab goes back to `backing` when its last buffer
 // does; SizeClassCache keeps returned buffers for reuse, so that happens when it trims. Slabs
 // stop being opened once they total `most_slab_bytes` (buffers then come from `backing`
-// directly), which bounds what holes left by buffers freed early can cost. Not thread-safe:
-// SizeClassCache calls it under its lock.
+// directly, each at least `least_direct` bytes), which bounds what holes left by buffers freed
+// early can cost. Not thread-safe: SizeClassCache calls it under its lock.
 class SlabAllocator final : public Allocator {
  public:
-  SlabAllocator(Allocator* backing, std::size_t slab_bytes, std::uint64_t most_slab_bytes);
+  SlabAllocator(Allocator* backing, std::size_t slab_bytes, std::uint64_t most_slab_bytes,
+                std::size_t least_direct = 0);
   ~SlabAllocator() override;  // gives back the slabs still open
   SlabAllocator(const SlabAllocator&) = delete;
   SlabAllocator& operator=(const SlabAllocator&) = delete;
@@ -112,6 +113,7 @@ class SlabAllocator final : public Allocator {
   Allocator* backing_;
   const std::size_t slab_bytes_;
   const std::uint64_t most_slab_bytes_;
+  const std::size_t least_direct_;
   std::map<std::uintptr_t, Slab> slabs_;  // by base address
   Slab* current_ = nullptr;                // the slab new buffers come from
 };
