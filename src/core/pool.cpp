@@ -179,7 +179,7 @@ Status SlabAllocator::allocate(std::size_t bytes, void** ptr) {
     const bool room = (slabs_.size() + 1) * std::uint64_t{slab_bytes_} <= most_slab_bytes_;
     // A slab may not fit where the buffer alone does.
     if (!room || backing_->allocate(slab_bytes_, &base) != GDDT_OK)
-      return backing_->allocate(std::max(bytes, least_direct_), ptr);
+      return bytes < least_direct_ ? GDDT_ERR_NO_MEMORY : backing_->allocate(bytes, ptr);
     current_ = &slabs_[reinterpret_cast<std::uintptr_t>(base)];
     current_->base = static_cast<char*>(base);
   }
@@ -239,7 +239,13 @@ constexpr std::size_t kDeviceSlabBytes = 64 << 20;
 // which CUDA IPC opens as one, and a receiver can open a block once. A block holding both scratch
 // gddt maps and memory a CUDA-aware library maps itself was opened twice, and UCX aborted
 // ("resource already mapped"; p2p_storm with 8 MiB pools through the bundle, two H200s, run XU).
+// Its slabs are at most its limit, so that small limits still have one.
 constexpr std::size_t kSharedLeastAllocation = 2 << 20;
+
+std::size_t shared_slab_bytes() {
+  const std::uint64_t whole = shared_most() / kSharedLeastAllocation * kSharedLeastAllocation;
+  return static_cast<std::size_t>(std::clamp<std::uint64_t>(whole, kSharedLeastAllocation, kDeviceSlabBytes));
+}
 
 struct Pools {
   PinnedAllocator pinned_allocator;
@@ -258,7 +264,7 @@ struct Pools {
       device_slabs.push_back(std::make_unique<SlabAllocator>(backing, kDeviceSlabBytes, most));
       devices.push_back(std::make_unique<SizeClassCache>(device_slabs.back().get(), most));
       shared_slabs.push_back(
-          std::make_unique<SlabAllocator>(backing, kDeviceSlabBytes, shared_most(), kSharedLeastAllocation));
+          std::make_unique<SlabAllocator>(backing, shared_slab_bytes(), shared_most(), kSharedLeastAllocation));
       shared.push_back(std::make_unique<SizeClassCache>(shared_slabs.back().get(), shared_most()));
       SizeClassCache::share_memory(devices.back().get(), shared.back().get());
     }

@@ -91,8 +91,10 @@ class SizeClassCache {
 // Space is handed out in address order and a slab goes back to `backing` when its last buffer
 // does; SizeClassCache keeps returned buffers for reuse, so that happens when it trims. Slabs
 // stop being opened once they total `most_slab_bytes` (buffers then come from `backing`
-// directly, each at least `least_direct` bytes), which bounds what holes left by buffers freed
-// early can cost. Not thread-safe: SizeClassCache calls it under its lock.
+// directly), which bounds what holes left by buffers freed early can cost. With `least_direct`,
+// no buffer from `backing` is smaller: one below it that no slab can hold is refused
+// (GDDT_ERR_NO_MEMORY) rather than made that large, which the caller's limit would not count.
+// Not thread-safe: SizeClassCache calls it under its lock.
 class SlabAllocator final : public Allocator {
  public:
   SlabAllocator(Allocator* backing, std::size_t slab_bytes, std::uint64_t most_slab_bytes,

@@ -175,7 +175,6 @@ int irecv(bool persistent, void* buf, int count, MPI_Datatype datatype, int sour
   Side side;
   int rc = prepare(Call{Operation::Kind::kReceive}, buf, count, datatype, source, comm, &side);
   if (rc != MPI_SUCCESS) return rc;
-  if (side.operation) protocol::peers::note_nonblocking_receive(*side.operation);
   auto post = persistent ? PMPI_Recv_init : PMPI_Irecv;
   rc = post(side.buffer, side.count, side.datatype, source, tag, comm, request);
   if (rc == MPI_SUCCESS && side.operation) return track(std::move(side.operation), persistent, *request);

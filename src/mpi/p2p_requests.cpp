@@ -135,6 +135,8 @@ int start_one(MPI_Request* request, Operation* operation) {
   } else if (operation->kind == Operation::Kind::kCollective) {
     int rc = raise(operation->comm, operation->collective->start());
     if (rc != MPI_SUCCESS) return rc;
+  } else if (operation->watches_markers) {
+    protocol::peers::note_unprobed_receive(*operation);
   }
   operation->active = true;
   operation->finished = false;

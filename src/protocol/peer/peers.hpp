@@ -76,10 +76,11 @@ bool probes_for_marker(const Operation& operation);
 // thread enters one, false as it leaves.
 void note_probing_receive(bool begins);
 
-// A nonblocking receive of `operation` that a blocking receive would have probed for
-// (probes_for_marker): its marker would land in device staging, so the node's senders keep the raw
-// format for this process until its next probing receive.
-void note_nonblocking_receive(const Operation& operation);
+// A receive of `operation` staged or started (a blocking one that probes says so again as it
+// begins its probe): where it would be probed for (probes_for_marker) its marker lands in device
+// staging, so the node's senders keep the raw format for this process until its next probing
+// receive.
+void note_unprobed_receive(const Operation& operation);
 
 // Publishes the GPU of a watched device receive to the node's senders (GDDT_IPC=auto asks whether
 // the receiver's GPU is another than the sender's).

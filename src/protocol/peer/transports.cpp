@@ -112,7 +112,7 @@ void note_probing_receive(bool begins) {
   if (begins) note_latest_receive(true);
 }
 
-void note_nonblocking_receive(const Operation& operation) {
+void note_unprobed_receive(const Operation& operation) {
   if (node().all_gddt && probes_for_marker(operation)) note_latest_receive(false);
 }
 
