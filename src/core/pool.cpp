@@ -239,12 +239,15 @@ constexpr std::size_t kDeviceSlabBytes = 64 << 20;
 // which CUDA IPC opens as one, and a receiver can open a block once. A block holding both scratch
 // gddt maps and memory a CUDA-aware library maps itself was opened twice, and UCX aborted
 // ("resource already mapped"; p2p_storm with 8 MiB pools through the bundle, two H200s, run XU).
-// Its slabs are at most its limit, so that small limits still have one.
+// Its slabs divide its limit (up to rounding to 2 MiB), at most kDeviceSlabBytes each, so that a
+// limit that is no multiple of that, or smaller, still fills with slabs.
 constexpr std::size_t kSharedLeastAllocation = 2 << 20;
 
 std::size_t shared_slab_bytes() {
-  const std::uint64_t whole = shared_most() / kSharedLeastAllocation * kSharedLeastAllocation;
-  return static_cast<std::size_t>(std::clamp<std::uint64_t>(whole, kSharedLeastAllocation, kDeviceSlabBytes));
+  const std::uint64_t most = shared_most();
+  const std::uint64_t slabs = std::max<std::uint64_t>(1, (most + kDeviceSlabBytes - 1) / kDeviceSlabBytes);
+  const std::uint64_t each = most / slabs / kSharedLeastAllocation * kSharedLeastAllocation;
+  return static_cast<std::size_t>(std::max<std::uint64_t>(each, kSharedLeastAllocation));
 }
 
 struct Pools {

@@ -156,7 +156,9 @@ int receive_probing(const Side& side, int source, int tag, MPI_Comm comm, MPI_St
 int recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status* status) {
   const BlockingCall blocking;
   Side side;
-  int rc = prepare(Call{Operation::Kind::kReceive}, buf, count, datatype, source, comm, &side);
+  Call call{Operation::Kind::kReceive};
+  call.blocking_receive = true;
+  int rc = prepare(call, buf, count, datatype, source, comm, &side);
   if (rc != MPI_SUCCESS) return rc;
   if (!side.operation) return PMPI_Recv(side.buffer, side.count, side.datatype, source, tag, comm, status);
   check_order_before_waiting(*side.operation);

@@ -52,6 +52,9 @@ struct Call {
   // MPI_Psend_init, MPI_Precv_init: the library moves the staging's partitions itself, so the
   // message never takes the peer protocol.
   bool partitioned = false;
+  // MPI_Recv, which probes first where its message may be a marker (peers::probes_for_marker):
+  // the node's senders are not told otherwise in between.
+  bool blocking_receive = false;
 };
 
 // One side of a call as the MPI library will see it: the user's own arguments when the message is

@@ -91,7 +91,7 @@ Status stage(const Message& message, const Call& asked, MPI_Comm comm, Side* sid
            static_cast<long long>(message.bytes()), gddt_memory_type_name(message.kind.type), transport.name,
            on_host_instead ? " in host staging" : "");
   GDDT_CHECK(transport.hand(message, call, operation.get(), side));
-  if (watched) peers::note_unprobed_receive(*operation);
+  if (watched && !call.blocking_receive) peers::note_unprobed_receive(*operation);
   counters::add(on_host_instead ? host_staged_transport().sides : transport.sides, 1);
   counters::add(counters::Counter::kStagedBytes, message.bytes());
   side->operation = std::move(operation);

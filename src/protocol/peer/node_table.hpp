@@ -61,8 +61,9 @@ struct NodeEntry {
   // CUDA IPC for a message of GDDT_PEER_IPC_MIN to 1 MiB.
   std::atomic<int> probing_receives;
   // 1 while its latest device receive of that size was such a blocking receive, 0 after any other
-  // (nonblocking, persistent, MPI_Sendrecv, MPI_Mrecv): a sender that runs ahead of a process receiving one message at a time (a flood
-  // of blocking sends, issue 44.5) takes CUDA IPC too, its marker probed for when that receive comes.
+  // (nonblocking, persistent, MPI_Sendrecv, MPI_Mrecv): a sender that runs ahead of a process
+  // receiving one message at a time (a flood of blocking sends, issue 44.5) takes CUDA IPC too, its
+  // marker probed for when that receive comes.
   std::atomic<int> latest_receive_probed;
   // The direct plane: the state of each send that lends its buffer, by slot (lending.hpp), and when
   // the process as a receiver last resolved a marker of the direct plane (steady clock, ns).
