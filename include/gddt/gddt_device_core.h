@@ -159,22 +159,9 @@ GDDT_HD inline bool timed_out(const gddt_device_ring_t &ring, uint64_t start) {
   return ring.timeout_ns != 0 && now_ns() - start > ring.timeout_ns;
 }
 
-// What claim() answers where it gave up waiting for several slots (never an MPI
-// error class: those are not negative).
-constexpr int kClaimGaveUp = -1;
-
-// How long a message of several staging slots waits for them before it goes direct
-// instead, taking one. Slots are freed only by waits, in ticket order: a caller
-// whose own requests not yet waited for hold slots its next message needs (a
-// stream's nonblocking sends and receives of more than the ring holds, posted
-// before their wait) would otherwise wait for ever; other callers' requests
-// complete within the proxy's round trips (tens of microseconds).
-constexpr uint64_t kStagingPatienceNs = 1000000;
-
 // The leader's claim of k consecutive free tickets (see the ring's comment in
-// gddt_device.h). With give_up, a claim of several slots returns kClaimGaveUp
-// after kStagingPatienceNs instead of waiting on.
-GDDT_HD inline int claim(const gddt_device_ring_t &ring, uint32_t k, uint64_t *ticket, bool give_up = false) {
+// gddt_device.h).
+GDDT_HD inline int claim(const gddt_device_ring_t &ring, uint32_t k, uint64_t *ticket) {
   const uint64_t start = now_ns();
   for (;;) {
     const unsigned long long t = load_acquire(ring.tail);
@@ -184,7 +171,6 @@ GDDT_HD inline int claim(const gddt_device_ring_t &ring, uint32_t k, uint64_t *t
       *ticket = t;
       return MPI_SUCCESS;
     }
-    if (give_up && k > 1 && now_ns() - start > kStagingPatienceNs) return kClaimGaveUp;
     if (timed_out(ring, start)) {
       printf(
           "gddt: device request waited %llu ns for %u free ring slot(s) at "
@@ -218,16 +204,14 @@ GDDT_HD inline uint32_t slots_for(const gddt_device_ring_t &ring, uint32_t op, u
 }
 
 // Claims the tickets, lets `fill` write the staging with every lane, and posts.
-// Returns the error class to every lane (or kClaimGaveUp, with give_up, where the
-// staging's slots stayed taken: nothing was posted); *ticket is the first ticket.
+// Returns the error class to every lane; *ticket is the first ticket.
 template <class Group, class Fill>
-GDDT_HD int post(const Group &g, const gddt_device_comm_t &comm, const PostSpec &spec, Fill fill, uint64_t *ticket,
-                 bool give_up = false) {
+GDDT_HD int post(const Group &g, const gddt_device_comm_t &comm, const PostSpec &spec, Fill fill, uint64_t *ticket) {
   const gddt_device_ring_t &ring = comm.ring;
   const uint32_t k = slots_for(ring, spec.op, spec.bytes);
   uint64_t t = 0;
   int rc = MPI_SUCCESS;
-  if (g.rank() == 0) rc = claim(ring, k, &t, give_up);
+  if (g.rank() == 0) rc = claim(ring, k, &t);
   rc = static_cast<int>(g.share(static_cast<uint64_t>(rc)));
   if (rc != MPI_SUCCESS) return rc;
   t = g.share(t);
@@ -311,17 +295,12 @@ GDDT_HD int start_p2p(const Group &g, bool receive, void *buf, int64_t count, co
   spec.layout = type.layout;
   const bool pack = !direct && !receive;
   uint64_t t = 0;
-  int posted = post(
+  const int posted = post(
       g, comm, spec,
       [&](unsigned char *staging) {
         if (pack) move_window(layout, buf, staging, static_cast<int64_t>(bytes), true, g.rank(), g.size());
       },
-      &t, !direct);
-  if (posted == kClaimGaveUp) {
-    // The staging stayed taken: the message goes direct, as one larger than the staging does.
-    spec.op = receive ? GDDT_DEVICE_OP_RECV_DIRECT : GDDT_DEVICE_OP_SEND_DIRECT;
-    posted = post(g, comm, spec, [](unsigned char *) {}, &t);
-  }
+      &t);
   if (posted == MPI_SUCCESS) request->ticket = t;
   return posted;
 }

@@ -7,7 +7,6 @@
 //   device_api_test [--funneled] [all|timeout]
 #include <mpi.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -381,36 +380,6 @@ void direct(const gddt_device_comm_t &comm, const TypeCase &c) {
   if (rank == 1) CHECK(buf == expected_for(c.type, count, 90));
 }
 
-// One caller's own nonblocking requests, posted before their wait, need more
-// staging than the ring has: slots are freed only by waits, so the message that
-// finds its slots taken goes direct after a patience, taking the one slot left,
-// instead of waiting for ever (a stream's sends and receives of more than the
-// ring holds).
-void own_requests_fill_the_ring(const gddt_device_comm_t &comm, const TypeCase &c) {
-  if (nranks < 2 || rank > 1) return;
-  const uint64_t most = std::min<uint64_t>(comm.ring.thread_pack_max, 3 * uint64_t{comm.ring.slot_bytes});
-  const int count = static_cast<int>(most / type_size(c.type));
-  const uint64_t slots =
-      (static_cast<uint64_t>(count) * type_size(c.type) + comm.ring.slot_bytes - 1) / comm.ring.slot_bytes;
-  // Staged, in several slots each, and a slot left once they hold all they can.
-  CHECK(count > 0 && slots > 1 && comm.ring.nslots % slots != 0);
-  const int messages = static_cast<int>(comm.ring.nslots / slots) + 1;
-  std::vector<std::vector<unsigned char>> bufs(messages);
-  for (int i = 0; i < messages; ++i) bufs[i] = buffer_for(c.type, count, rank == 0 ? 30 + i : -1);
-  const long long before = counter("device.direct");
-  on_device([&] {
-    std::vector<gddt_device_request_t> r(messages);
-    for (int i = 0; i < messages; ++i)
-      CHECK_RC(gddt::device::start_p2p(kThread, rank == 1, bufs[i].data(), count, c.device, 1 - rank, 200 + i, comm,
-                                       &r[i]),
-               MPI_SUCCESS);
-    CHECK_RC(gddt::device::waitall(kThread, comm, messages, r.data(), nullptr), MPI_SUCCESS);
-  });
-  CHECK(counter("device.direct") > before);
-  if (rank == 1)
-    for (int i = 0; i < messages; ++i) CHECK(bufs[i] == expected_for(c.type, count, 30 + i));
-}
-
 // Collectives on one communicator are issued in the same order on every rank
 // (MPI's rule), so the two threads calling them at once use a communicator
 // each.
@@ -503,8 +472,6 @@ int main(int argc, char **argv) {
     step("argument errors");
     direct(comm, types[0]);
     step("direct");
-    own_requests_fill_the_ring(comm, types[0]);
-    step("own requests fill the ring");
     collectives(comm);
     step("barrier, allreduce");
   }
