@@ -114,7 +114,12 @@ typedef enum gddt_device_op {
   GDDT_DEVICE_OP_SEND_DIRECT = 3, /* the proxy sends buffer/count/type through gddt */
   GDDT_DEVICE_OP_RECV_DIRECT = 4,
   GDDT_DEVICE_OP_BARRIER = 5,
-  GDDT_DEVICE_OP_ALLREDUCE = 6 /* in place on the staging: `bytes` of basic `type` under `reduce` */
+  GDDT_DEVICE_OP_ALLREDUCE = 6, /* in place on the staging: `bytes` of basic `type` under `reduce` */
+  /* Packed bytes in pinned host memory of the caller's (`buffer`, a host address), MPI_PACKED:
+   * stream-ordered messages whose own kernels pack and unpack them, so that the proxy makes no
+   * CUDA call for them. */
+  GDDT_DEVICE_OP_SEND_PACKED = 7,
+  GDDT_DEVICE_OP_RECV_PACKED = 8
 } gddt_device_op_t;
 
 /* Written by the device, read by the proxy (mapped host memory). 64 bytes. */
@@ -127,7 +132,7 @@ typedef struct gddt_device_post {
   uint32_t comm;   /* the proxy's communicator entry */
   uint32_t type;   /* direct ops: the proxy's datatype entry; allreduce: gddt_device_basic_t */
   uint64_t bytes;  /* send: packed bytes; receive: capacity; allreduce: bytes of the vector */
-  uint64_t buffer; /* direct ops: the user's buffer (device address) */
+  uint64_t buffer; /* direct ops: the user's buffer (device address); packed ops: host address */
   int64_t count;   /* direct ops: elements of `type` */
   uint32_t reduce; /* allreduce: gddt_device_reduce_t */
   uint32_t reserved;

@@ -131,6 +131,10 @@ GDDT_HD inline const char *op_name(uint32_t op) {
       return "barrier";
     case GDDT_DEVICE_OP_ALLREDUCE:
       return "allreduce";
+    case GDDT_DEVICE_OP_SEND_PACKED:
+      return "send (own staging)";
+    case GDDT_DEVICE_OP_RECV_PACKED:
+      return "recv (own staging)";
   }
   return "?";
 }
@@ -301,6 +305,31 @@ GDDT_HD int start_p2p(const Group &g, bool receive, void *buf, int64_t count, co
         if (pack) move_window(layout, buf, staging, static_cast<int64_t>(bytes), true, g.rank(), g.size());
       },
       &t);
+  if (posted == MPI_SUCCESS) request->ticket = t;
+  return posted;
+}
+
+// A message whose packed bytes are in pinned host memory of the caller's (`staging`, a host
+// address): the proxy passes them to MPI as MPI_PACKED; the caller packs before and unpacks
+// after (stream-ordered messages, whose own kernels move them with a whole grid).
+template <class Group>
+GDDT_HD int start_packed(const Group &g, bool receive, void *staging, uint64_t bytes, int peer, int tag,
+                         const gddt_device_comm_t &comm, gddt_device_request_t *request) {
+  if (check_comm(comm) != MPI_SUCCESS) return MPI_ERR_COMM;
+  if (peer == MPI_PROC_NULL) {
+    request->ticket = GDDT_DEVICE_REQUEST_PROC_NULL_TICKET;
+    return MPI_SUCCESS;
+  }
+  PostSpec spec{};
+  spec.op = receive ? GDDT_DEVICE_OP_RECV_PACKED : GDDT_DEVICE_OP_SEND_PACKED;
+  spec.peer = peer;
+  spec.tag = tag;
+  spec.comm = comm.index;
+  spec.bytes = bytes;
+  spec.buffer = staging;
+  uint64_t t = 0;
+  const int posted = post(
+      g, comm, spec, [](unsigned char *) {}, &t);
   if (posted == MPI_SUCCESS) request->ticket = t;
   return posted;
 }

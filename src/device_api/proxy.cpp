@@ -151,6 +151,8 @@ void issue(State &s, std::uint64_t ticket, const gddt_device_post_t &post) {
   if (error == MPI_SUCCESS && direct && type == MPI_DATATYPE_NULL) error = MPI_ERR_TYPE;
   if (error == MPI_SUCCESS && (post.bytes > INT_MAX || post.count > INT_MAX)) error = MPI_ERR_COUNT;
   if (direct) counters::add(counters::Counter::kDeviceDirect, 1);
+  if (post.op == GDDT_DEVICE_OP_SEND_PACKED || post.op == GDDT_DEVICE_OP_RECV_PACKED)
+    counters::add(counters::Counter::kDeviceOwnStaging, 1);
   void *buffer = reinterpret_cast<void *>(post.buffer);
   const int bytes = static_cast<int>(post.bytes);
   const int count = static_cast<int>(post.count);
@@ -163,6 +165,12 @@ void issue(State &s, std::uint64_t ticket, const gddt_device_post_t &post) {
         break;
       case GDDT_DEVICE_OP_RECV:
         rc = MPI_Irecv(staging_of(s, ticket), bytes, MPI_PACKED, post.peer, post.tag, comm, &request);
+        break;
+      case GDDT_DEVICE_OP_SEND_PACKED:
+        rc = MPI_Isend(buffer, bytes, MPI_PACKED, post.peer, post.tag, comm, &request);
+        break;
+      case GDDT_DEVICE_OP_RECV_PACKED:
+        rc = MPI_Irecv(buffer, bytes, MPI_PACKED, post.peer, post.tag, comm, &request);
         break;
       case GDDT_DEVICE_OP_SEND_DIRECT: {
         const protocol::LibraryHostOnly host_only;
@@ -207,12 +215,13 @@ void complete(State &s, const InFlight &f, int rc, const MPI_Status &status) {
   const int error = rc == MPI_SUCCESS ? MPI_SUCCESS : error_class_of(rc);
   int source = post.peer, tag = post.tag;
   std::int64_t bytes = static_cast<std::int64_t>(post.bytes);
-  if (post.op == GDDT_DEVICE_OP_RECV || post.op == GDDT_DEVICE_OP_RECV_DIRECT) {
+  const std::uint32_t op = post.op;
+  if (op == GDDT_DEVICE_OP_RECV || op == GDDT_DEVICE_OP_RECV_DIRECT || op == GDDT_DEVICE_OP_RECV_PACKED) {
     source = status.MPI_SOURCE;
     tag = status.MPI_TAG;
     int received = 0;
     bytes = error == MPI_SUCCESS && MPI_Get_count(&status, MPI_BYTE, &received) == MPI_SUCCESS ? received : 0;
-  } else if (post.op == GDDT_DEVICE_OP_BARRIER || post.op == GDDT_DEVICE_OP_ALLREDUCE) {
+  } else if (op == GDDT_DEVICE_OP_BARRIER || op == GDDT_DEVICE_OP_ALLREDUCE) {
     source = MPI_ANY_SOURCE;
     tag = MPI_ANY_TAG;
   }

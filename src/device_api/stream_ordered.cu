@@ -4,95 +4,21 @@
 // and a CUDA graph can capture them. Nothing a replay needs lives on the host: tickets are
 // claimed by the kernels when they run, and each operation's request sits in a device record
 // taken at enqueue time, owned by the graph under capture and otherwise released by a host
-// function or a flag once the stream has passed the operation.
+// function or a flag once the stream has passed the operation. A message of more than one ring
+// slot has pinned staging of its own, which a grid packs before its post or unpacks after its
+// wait, so that the proxy only hands packed bytes to MPI (uses_own_staging says why).
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "core/gpu_capture.hpp"
 #include "core/log.hpp"
 #include "device_api/errors.hpp"
+#include "device_api/stream_ordered_kernels.cuh"
 #include "device_api/stream_ordered_pool.hpp"
 #include "gddt/gddt_device.h"
-
-struct gddt_stream_request_s;
-
-namespace gddt::device_api {
-namespace {
-
-// One block packs or unpacks a message staged in the ring (the device API's block scope);
-// larger messages go direct, packed by gddt's own kernels.
-constexpr int kThreads = 512;
-// Requests one wait kernel takes: one block each, so their unpacks run side by side.
-constexpr int kWaitBatch = 32;
-
-// Raises `cls` through the communicator's error handler, as an MPI call would.
-int raise(MPI_Comm comm, int cls, const char* why) { return device_api::raise(comm, cls, "stream-ordered call", why); }
-
-// A plain store: atomics on mapped host memory are not atomic over PCIe, and any one of the
-// errors will do.
-__device__ void note_error(int rc, int* error) {
-  if (rc == MPI_SUCCESS || threadIdx.x != 0) return;
-  *reinterpret_cast<volatile int*>(error) = rc;
-  __threadfence_system();
-}
-
-// The operation's last touch of its record (thread 0, once the block is done with it).
-__device__ void mark_done(unsigned int* done) {
-  if (done == nullptr) return;
-  __threadfence_system();
-  *reinterpret_cast<volatile unsigned int*>(done) = 1;
-}
-
-// Posts one operation (the calling block packs a staged send into the ring) and, for the
-// blocking forms, waits for it (a staged receive is unpacked by the same block).
-__global__ void __launch_bounds__(kThreads)
-    post_kernel(bool send, void* buf, int64_t count, gddt_device_type_t type, int peer, int tag,
-                gddt_device_comm_t comm, Record* record, bool wait, gddt_device_status_t* status, unsigned int* done,
-                int* error) {
-  if (threadIdx.x == 0) record->comm = comm;
-  const int rc = send ? gddt_isend(buf, count, type, peer, tag, comm, &record->request, GDDT_SCOPE_BLOCK)
-                      : gddt_irecv(buf, count, type, peer, tag, comm, &record->request, GDDT_SCOPE_BLOCK);
-  note_error(rc, error);
-  if (rc != MPI_SUCCESS) {
-    // Nothing was posted: the wait finds a completed request, and a status says why.
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      record->request.ticket = GDDT_DEVICE_REQUEST_NULL_TICKET;
-      if (status != nullptr) *status = gddt_device_status_t{MPI_ANY_SOURCE, MPI_ANY_TAG, rc, 0, 0};
-      if (wait) mark_done(done);
-    }
-    return;
-  }
-  if (!wait) return;
-  gddt_device_status_t local;
-  note_error(gddt_wait(comm, &record->request, &local, GDDT_SCOPE_BLOCK), error);
-  __syncthreads();  // every thread is done with the record before the flag may hand it on
-  if (threadIdx.x != 0) return;
-  if (status != nullptr) *status = local;
-  mark_done(done);
-}
-
-struct WaitBatch {
-  int count;
-  Record* records[kWaitBatch];
-  gddt_device_status_t* statuses[kWaitBatch];  // null: not wanted
-  unsigned int* done[kWaitBatch];              // null: a host function or the graph releases the record
-};
-
-// Block b waits for request b and unpacks it when it is a staged receive.
-__global__ void __launch_bounds__(kThreads) wait_kernel(WaitBatch batch, int* error) {
-  Record* record = batch.records[blockIdx.x];
-  gddt_device_status_t local;
-  note_error(gddt_wait(record->comm, &record->request, &local, GDDT_SCOPE_BLOCK), error);
-  __syncthreads();  // every thread is done with the record before the flag may hand it on
-  if (threadIdx.x != 0) return;
-  if (batch.statuses[blockIdx.x] != nullptr) *batch.statuses[blockIdx.x] = local;
-  mark_done(batch.done[blockIdx.x]);
-}
-
-}  // namespace
-}  // namespace gddt::device_api
 
 // An enqueued operation between its post and its wait.
 struct gddt_stream_request_s {
@@ -100,11 +26,19 @@ struct gddt_stream_request_s {
   gddt::device_api::Slot slot;
   gddt::device_api::TypeRef* type;
   bool proc_null;
-  bool captured;  // the graph owns slot and type
+  bool captured;         // the graph owns slot and type
+  std::uint64_t holds;   // ring slots it holds until its wait
+  void* unpack_to;       // a receive through its own staging: the buffer its unpack kernel fills
+  int64_t bytes;         // its capacity
 };
 
 namespace gddt::device_api {
 namespace {
+
+using namespace stream_kernels;
+
+// Raises `cls` through the communicator's error handler, as an MPI call would.
+int raise(MPI_Comm comm, int cls, const char* why) { return device_api::raise(comm, cls, "stream-ordered call", why); }
 
 // Runs after an operation's wait: fills the caller's status (a local MPI call on a CUDA
 // thread; no CUDA call here) and, outside capture, gives the operation's record back.
@@ -224,6 +158,18 @@ int after_last_kernel(cudaStream_t stream, Release release, const Slot& slot, Ty
   return cudaLaunchHostFunc(stream, complete, completion) == cudaSuccess ? MPI_SUCCESS : MPI_ERR_OTHER;
 }
 
+// Whether an operation of `bytes` packs through staging of its own, with kernels of its own,
+// rather than through the device API's ring: a message of more than one slot (a grid moves it
+// faster than the post kernel's one block, and the proxy then makes no CUDA call for it, which
+// a message sent direct needs while the stream's kernels wait for it: a host thread's
+// cudaGraphLaunch or lazy kernel load holds the driver meanwhile), or one whose slots would
+// leave the stream's unwaited operations holding more than half the ring. Slots are freed by
+// waits only, in ticket order, so a stream whose own unwaited operations held slots its next
+// claim needs would wait for itself; the other half is margin for other callers' claims.
+bool uses_own_staging(const gddt_device_ring_t& ring, std::uint64_t slots, std::uint64_t held) {
+  return slots > 1 || held + slots > ring.nslots / 2;
+}
+
 // Enqueues a post (and, for the blocking forms, its wait) of one operation. `request` null:
 // blocking, `status` filled when the stream passes it.
 int enqueue(bool send, const void* buf, int count, MPI_Datatype datatype, int peer, int tag, MPI_Comm comm,
@@ -236,11 +182,25 @@ int enqueue(bool send, const void* buf, int count, MPI_Datatype datatype, int pe
   if (rc != MPI_SUCCESS) return raise(comm, rc, why);
   if (peer == MPI_PROC_NULL) {
     if (request != nullptr)
-      *request = new gddt_stream_request_s{stream_comm, Slot{}, nullptr, true, false};
+      *request = new gddt_stream_request_s{stream_comm, Slot{}, nullptr, true, false, 0, nullptr, 0};
     else if (!send)
       fill_proc_null(status);
     return MPI_SUCCESS;
   }
+  int size = 0;
+  if (PMPI_Type_size(datatype, &size) != MPI_SUCCESS) return raise(comm, MPI_ERR_TYPE, "invalid datatype");
+  const int64_t bytes = static_cast<int64_t>(count) * size;
+  const cudaStream_t stream = stream_comm->stream;
+  const gddt_device_ring_t& ring = stream_comm->device.ring;
+  const std::uint64_t held = ring_slots_held(stream);
+  const std::uint64_t slots =
+      std::max<std::uint64_t>(1, (static_cast<std::uint64_t>(bytes) + ring.slot_bytes - 1) / ring.slot_bytes);
+  const bool own = uses_own_staging(ring, slots, held);
+  const std::uint64_t holds = own ? 1 : slots;
+  if (held + holds > ring.nslots)
+    return raise(comm, MPI_ERR_OTHER,
+                 "the stream's unwaited operations would hold every slot of the device API's ring "
+                 "(GDDT_DEVICE_RING_SLOTS)");
   TypeRef* type = nullptr;
   if ((rc = type_ref_of(datatype, &type)) != MPI_SUCCESS) return raise(comm, rc, "datatype without a device handle");
   Slot slot{};
@@ -248,24 +208,39 @@ int enqueue(bool send, const void* buf, int count, MPI_Datatype datatype, int pe
     release_type(type);
     return raise(comm, rc, "no memory for the operation's record");
   }
-  const cudaStream_t stream = stream_comm->stream;
+  if (own && (rc = take_staging(static_cast<std::size_t>(std::max<int64_t>(bytes, 1)), &slot)) != MPI_SUCCESS) {
+    give_slot(slot);
+    release_type(type);
+    return raise(comm, rc, "no pinned memory for the operation's staging");
+  }
   const bool captured = capturing(stream);
   const bool blocking = request == nullptr;
   MPI_Status* wanted = blocking && status != MPI_STATUS_IGNORE ? status : nullptr;
   const Release release = release_of(captured, wanted != nullptr);
-  post_kernel<<<1, kThreads, 0, stream>>>(
-      send, const_cast<void*>(buf), count, type->type, peer, tag, stream_comm->device, slot.record, blocking,
-      wanted != nullptr ? &slot.mirror_device->status : nullptr,
-      blocking && release == Release::kFlag ? &slot.mirror_device->done : nullptr, error_word_on_device());
+  unsigned int* done = release == Release::kFlag ? &slot.mirror_device->done : nullptr;
+  void* unpack_to = own && !send ? const_cast<void*>(buf) : nullptr;
+  if (own && send)
+    pack_kernel<<<blocks_for(bytes), kThreads, 0, stream>>>(type->type, buf, slot.staging.device, bytes);
+  post_kernel<<<1, kThreads, 0, stream>>>(send, const_cast<void*>(buf), count, type->type, peer, tag,
+                                          stream_comm->device, slot.record, own ? slot.staging.host : nullptr, bytes,
+                                          blocking, wanted != nullptr ? &slot.mirror_device->status : nullptr,
+                                          blocking && unpack_to == nullptr ? done : nullptr, error_word_on_device());
+  if (blocking && unpack_to != nullptr)
+    unpack_kernel<<<blocks_for(bytes), kThreads, 0, stream>>>(type->type, unpack_to, slot.staging.device,
+                                                              slot.record, done);
   if ((rc = launch_error(send ? "send" : "receive")) != MPI_SUCCESS) {
     give_slot(slot);
     release_type(type);
     return raise(comm, rc, "launch failed");
   }
   // Under capture the graph keeps the request object (and through it the record) alive.
-  auto* owner = captured ? new gddt_stream_request_s{stream_comm, slot, type, false, true} : nullptr;
+  auto made = [&](bool in_graph) {
+    return new gddt_stream_request_s{stream_comm, slot, type, false, in_graph, holds, unpack_to, bytes};
+  };
+  auto* owner = captured ? made(true) : nullptr;
   if (!blocking) {
-    *request = owner != nullptr ? owner : new gddt_stream_request_s{stream_comm, slot, type, false, false};
+    *request = owner != nullptr ? owner : made(false);
+    hold_ring_slots(stream, static_cast<std::int64_t>(holds));
     if (owner != nullptr && hand_to_graph(stream, owner, release_captured) != MPI_SUCCESS) {
       *request = nullptr;
       return raise(comm, MPI_ERR_OTHER, "cannot tie the record to the captured graph");
@@ -302,6 +277,8 @@ int enqueue_waits(int count, gddt_stream_request_t* requests, MPI_Status* status
     TypeRef* type;
     MPI_Status* status;
     Release release;
+    void* unpack_to;
+    int64_t bytes;
   };
   WaitBatch batch{};
   std::vector<Pending> pending;
@@ -309,6 +286,11 @@ int enqueue_waits(int count, gddt_stream_request_t* requests, MPI_Status* status
     if (batch.count == 0) return MPI_SUCCESS;
     wait_kernel<<<batch.count, kThreads, 0, stream>>>(batch, error_word_on_device());
     batch.count = 0;
+    for (const Pending& p : pending)
+      if (p.unpack_to != nullptr)
+        unpack_kernel<<<blocks_for(p.bytes), kThreads, 0, stream>>>(
+            p.type->type, p.unpack_to, p.slot.staging.device, p.slot.record,
+            p.release == Release::kFlag ? &p.slot.mirror_device->done : nullptr);
     int launched = launch_error("wait");
     for (const Pending& p : pending)
       if (launched == MPI_SUCCESS) launched = after_last_kernel(stream, p.release, p.slot, p.type, p.status, nullptr);
@@ -324,9 +306,12 @@ int enqueue_waits(int count, gddt_stream_request_t* requests, MPI_Status* status
       const Release release = release_of(captured, status != nullptr);
       batch.records[batch.count] = request->slot.record;
       batch.statuses[batch.count] = status != nullptr ? &request->slot.mirror_device->status : nullptr;
-      batch.done[batch.count] = release == Release::kFlag ? &request->slot.mirror_device->done : nullptr;
+      batch.done[batch.count] = release == Release::kFlag && request->unpack_to == nullptr
+                                    ? &request->slot.mirror_device->done
+                                    : nullptr;
       ++batch.count;
-      pending.push_back(Pending{request->slot, request->type, status, release});
+      pending.push_back(Pending{request->slot, request->type, status, release, request->unpack_to, request->bytes});
+      hold_ring_slots(stream, -static_cast<std::int64_t>(request->holds));
       if (batch.count == kWaitBatch) rc = flush();
     }
     // A captured request's object belongs to its graph (the user object's destructor).

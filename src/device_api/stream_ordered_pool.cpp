@@ -22,6 +22,10 @@ std::vector<Slot> free_slots;
 // which the next enqueue call sees, so the stream pays no host function for them.
 std::vector<std::pair<Slot, TypeRef*>> in_flight;
 std::vector<TypeRef*> retired;
+// Staging of messages beyond the ring, kept for reuse (never freed: a host function gives it
+// back, where no CUDA call is allowed).
+std::vector<OwnStaging> free_staging;
+std::unordered_map<cudaStream_t, std::uint64_t> held_slots;
 std::unordered_map<MPI_Datatype, TypeRef*> named_types;  // predefined types take no attributes
 int comm_keyval = MPI_KEYVAL_INVALID;
 int type_keyval = MPI_KEYVAL_INVALID;
@@ -109,14 +113,54 @@ int take_slot(Slot* slot) {
     return MPI_ERR_NO_MEM;
   }
   std::lock_guard<std::mutex> lock(mutex);
-  for (int i = 0; i < kRecordsPerSlab; ++i) free_slots.push_back(Slot{records + i, mirrors + i, mirrors_device + i});
+  for (int i = 0; i < kRecordsPerSlab; ++i)
+    free_slots.push_back(Slot{records + i, mirrors + i, mirrors_device + i, OwnStaging{}});
   take();
   return MPI_SUCCESS;
 }
 
 void give_slot(const Slot& slot) {
   std::lock_guard<std::mutex> lock(mutex);
+  if (slot.staging.host != nullptr) free_staging.push_back(slot.staging);
   free_slots.push_back(slot);
+  free_slots.back().staging = OwnStaging{};
+}
+
+int take_staging(std::size_t bytes, Slot* slot) {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto best = free_staging.end();
+    for (auto it = free_staging.begin(); it != free_staging.end(); ++it)
+      if (it->bytes >= bytes && (best == free_staging.end() || it->bytes < best->bytes)) best = it;
+    if (best != free_staging.end()) {
+      slot->staging = *best;
+      free_staging.erase(best);
+      return MPI_SUCCESS;
+    }
+  }
+  gpu::RelaxedCapture relaxed;
+  OwnStaging staging;
+  staging.bytes = bytes;
+  if (cudaHostAlloc(&staging.host, bytes, cudaHostAllocMapped) != cudaSuccess) return MPI_ERR_NO_MEM;
+  if (cudaHostGetDevicePointer(&staging.device, staging.host, 0) != cudaSuccess) {
+    cudaFreeHost(staging.host);
+    return MPI_ERR_NO_MEM;
+  }
+  slot->staging = staging;
+  return MPI_SUCCESS;
+}
+
+std::uint64_t ring_slots_held(cudaStream_t stream) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = held_slots.find(stream);
+  return it == held_slots.end() ? 0 : it->second;
+}
+
+void hold_ring_slots(cudaStream_t stream, std::int64_t change) {
+  std::lock_guard<std::mutex> lock(mutex);
+  std::uint64_t& held = held_slots[stream];
+  held = static_cast<std::uint64_t>(static_cast<std::int64_t>(held) + change);
+  if (held == 0) held_slots.erase(stream);
 }
 
 int take_error() {

@@ -7,15 +7,27 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 
 #include "gddt/gddt_device.h"
 
 namespace gddt::device_api {
 
-// Device memory, one per operation: what its wait kernel needs of the post kernel.
+// Device memory, one per operation: what its wait kernel needs of the post kernel, and what
+// the unpack kernel of a receive through staging of its own needs of the wait.
 struct Record {
   gddt_device_request_t request;
   gddt_device_comm_t comm;
+  int64_t received;          // packed bytes the wait found (0 on an error)
+  unsigned int blocks_done;  // the unpack kernel's blocks that finished: the last sets the done flag
+};
+
+// Mapped pinned host memory of a stream-ordered message that does not go through the ring.
+struct OwnStaging {
+  void* host = nullptr;  // what the proxy hands to MPI
+  void* device = nullptr;
+  std::size_t bytes = 0;
 };
 
 // Mapped host memory beside each record.
@@ -28,6 +40,7 @@ struct Slot {
   Record* record;
   Mirror* mirror;
   Mirror* mirror_device;
+  OwnStaging staging;  // given back with the slot
 };
 
 // A datatype's device handle, shared by the operations and graphs using it: released last by
@@ -46,7 +59,12 @@ struct StreamComm {
 void release_type(TypeRef* ref);
 void reap();
 int take_slot(Slot* slot);
+// Host threads only (it may allocate): staging of at least `bytes` for `slot`.
+int take_staging(std::size_t bytes, Slot* slot);
 void give_slot(const Slot& slot);
+// Ring slots held by the unwaited nonblocking operations enqueued on `stream`.
+std::uint64_t ring_slots_held(cudaStream_t stream);
+void hold_ring_slots(cudaStream_t stream, std::int64_t change);
 int take_error();
 int make_keyvals();
 int stream_comm_of(MPI_Comm comm, StreamComm** out);

@@ -380,6 +380,69 @@ void direct(const gddt_device_comm_t &comm, const TypeCase &c) {
   if (rank == 1) CHECK(buf == expected_for(c.type, count, 90));
 }
 
+// Packed bytes in staging of the caller's (stream-ordered messages beyond one ring slot): the
+// proxy hands them to MPI as MPI_PACKED, so a plain MPI_Recv of the datatype gets them and a
+// kernel's receive gets a host rank's typed send; a receive into too small a staging is
+// truncated, with the error class.
+void own_staging(const gddt_device_comm_t &comm, const TypeCase &c) {
+  if (nranks < 2 || rank > 1) return;
+  const int count = 3;
+  const int64_t bytes = static_cast<int64_t>(count) * type_size(c.type);
+  const long long before = counter("device.own_staging");
+  std::vector<unsigned char> buf = buffer_for(c.type, count, rank == 0 ? 31 : -1);
+  std::vector<unsigned char> staging(static_cast<std::size_t>(bytes), 0xEE);
+  const gddt_device_layout_t &layout = *c.device.layout;
+  on_device([&] {
+    gddt_device_request_t r;
+    gddt_device_status_t st{};
+    if (rank == 0) {
+      gddt::device::move_window(layout, buf.data(), staging.data(), bytes, true, 0, 1);
+      CHECK_RC(gddt::device::start_packed(kThread, false, staging.data(), bytes, 1, 41, comm, &r), MPI_SUCCESS);
+      CHECK_RC(gddt::device::wait(kThread, comm, &r, nullptr), MPI_SUCCESS);
+    } else {
+      CHECK_RC(gddt::device::start_packed(kThread, true, staging.data(), bytes, 0, 43, comm, &r), MPI_SUCCESS);
+      CHECK_RC(gddt::device::wait(kThread, comm, &r, &st), MPI_SUCCESS);
+      CHECK(st.bytes == bytes && st.source == 0 && st.tag == 43);
+      gddt::device::move_window(layout, buf.data(), staging.data(), st.bytes, false, 0, 1);
+    }
+  });
+  if (rank == 0) {
+    std::vector<unsigned char> out = buffer_for(c.type, count, 32);
+    MPI_Send(out.data(), count, c.type, 1, 43, MPI_COMM_WORLD);
+  } else {
+    CHECK(buf == expected_for(c.type, count, 32));
+    MPI_Recv(buf.data(), count, c.type, 0, 41, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    CHECK(buf == expected_for(c.type, count, 31));
+  }
+  CHECK(counter("device.own_staging") == before + 1);
+}
+
+void own_staging_truncated(const TypeCase &c) {
+  if (nranks < 2) return;
+  MPI_Comm returning;
+  MPI_Comm_dup(MPI_COMM_WORLD, &returning);
+  MPI_Comm_set_errhandler(returning, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);  // MPICH's MPI_Test: see truncation()
+  gddt_device_comm_t comm;
+  CHECK_RC(gddt_device_comm_create(returning, &comm), MPI_SUCCESS);
+  const int64_t bytes = 3 * static_cast<int64_t>(type_size(c.type));
+  std::vector<unsigned char> staging(static_cast<std::size_t>(bytes), 0x5A);
+  if (rank <= 1)
+    on_device([&] {
+      gddt_device_request_t r;
+      gddt_device_status_t st{};
+      const bool receive = rank == 1;
+      CHECK_RC(gddt::device::start_packed(kThread, receive, staging.data(), receive ? bytes - 1 : bytes, 1 - rank, 44,
+                                          comm, &r),
+               MPI_SUCCESS);
+      CHECK_RC(gddt::device::wait(kThread, comm, &r, &st), receive ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+      if (receive) CHECK(st.bytes == 0);
+    });
+  CHECK_RC(gddt_device_comm_free(&comm), MPI_SUCCESS);
+  MPI_Comm_free(&returning);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 // Collectives on one communicator are issued in the same order on every rank
 // (MPI's rule), so the two threads calling them at once use a communicator
 // each.
@@ -472,6 +535,9 @@ int main(int argc, char **argv) {
     step("argument errors");
     direct(comm, types[0]);
     step("direct");
+    for (const TypeCase &c : types) own_staging(comm, c);
+    own_staging_truncated(types[1]);
+    step("own staging");
     collectives(comm);
     step("barrier, allreduce");
   }
