@@ -135,7 +135,7 @@ GDDT_HD inline void move_window(const gddt_device_layout_t &l, void *typed_buffe
     if (pack) {
       packed[p] = *t;
     } else {
-      *t = packed[p];
+      *t = load_fresh(packed + p);
     }
   }
 }

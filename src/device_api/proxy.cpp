@@ -125,6 +125,25 @@ void write_completion(State &s, std::uint64_t ticket, int error, int source, int
   counters::add(counters::Counter::kDeviceCompletions, 1);
 }
 
+bool packed_op(std::uint32_t op) { return op == GDDT_DEVICE_OP_SEND_PACKED || op == GDDT_DEVICE_OP_RECV_PACKED; }
+
+// The end of an operation: in the ring, or, for one with staging of its own, in its own
+// completion (whose host address its post carries in `count`).
+void finish_post(State &s, std::uint64_t ticket, const gddt_device_post_t &post, int error, int source, int tag,
+                 std::int64_t bytes) {
+  if (!packed_op(post.op)) {
+    write_completion(s, ticket, error, source, tag, bytes);
+    return;
+  }
+  auto *own = reinterpret_cast<gddt_device_completion_t *>(static_cast<std::uintptr_t>(post.count));
+  own->error = error;
+  own->source = source;
+  own->tag = tag;
+  own->bytes = bytes;
+  __atomic_store_n(&own->stamp, 1, __ATOMIC_RELEASE);
+  counters::add(counters::Counter::kDeviceCompletions, 1);
+}
+
 unsigned char *staging_of(State &s, std::uint64_t ticket) {
   return s.staging + (ticket % s.device_ring.nslots) * static_cast<std::uint64_t>(s.device_ring.slot_bytes);
 }
@@ -149,10 +168,10 @@ void issue(State &s, std::uint64_t ticket, const gddt_device_post_t &post) {
   int error = MPI_SUCCESS;
   if (comm == MPI_COMM_NULL) error = MPI_ERR_COMM;
   if (error == MPI_SUCCESS && direct && type == MPI_DATATYPE_NULL) error = MPI_ERR_TYPE;
-  if (error == MPI_SUCCESS && (post.bytes > INT_MAX || post.count > INT_MAX)) error = MPI_ERR_COUNT;
+  if (error == MPI_SUCCESS && (post.bytes > INT_MAX || (!packed_op(post.op) && post.count > INT_MAX)))
+    error = MPI_ERR_COUNT;
   if (direct) counters::add(counters::Counter::kDeviceDirect, 1);
-  if (post.op == GDDT_DEVICE_OP_SEND_PACKED || post.op == GDDT_DEVICE_OP_RECV_PACKED)
-    counters::add(counters::Counter::kDeviceOwnStaging, 1);
+  if (packed_op(post.op)) counters::add(counters::Counter::kDeviceOwnStaging, 1);
   void *buffer = reinterpret_cast<void *>(post.buffer);
   const int bytes = static_cast<int>(post.bytes);
   const int count = static_cast<int>(post.count);
@@ -203,7 +222,7 @@ void issue(State &s, std::uint64_t ticket, const gddt_device_post_t &post) {
     if (rc != MPI_SUCCESS) error = error_class_of(rc);
   }
   if (error != MPI_SUCCESS) {
-    write_completion(s, ticket, error, post.peer, post.tag, 0);
+    finish_post(s, ticket, post, error, post.peer, post.tag, 0);
     return;
   }
   s.in_flight.push_back(InFlight{ticket, post, request, std::chrono::steady_clock::now(), false});
@@ -227,7 +246,7 @@ void complete(State &s, const InFlight &f, int rc, const MPI_Status &status) {
   }
   GDDT_LOG(kDebug, "device API: ticket %llu complete, error class %d, %lld bytes",
            static_cast<unsigned long long>(f.ticket), error, static_cast<long long>(bytes));
-  write_completion(s, f.ticket, error, source, tag, bytes);
+  finish_post(s, f.ticket, post, error, source, tag, bytes);
 }
 
 void report(const InFlight &f, const char *why) {
@@ -245,6 +264,8 @@ bool run_once(State &s) {
     gddt_device_post_t &slot = s.posts[s.next % nslots];
     if (__atomic_load_n(&slot.stamp, __ATOMIC_ACQUIRE) != s.next + 1) break;
     const gddt_device_post_t post = slot;
+    // The poster of an operation with its own completion frees the ticket once it reads this.
+    if (packed_op(post.op)) write_completion(s, s.next, MPI_SUCCESS, post.peer, post.tag, 0);
     issue(s, s.next, post);
     s.next += post.nslots == 0 ? 1 : post.nslots;
     progressed = true;

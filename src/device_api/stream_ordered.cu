@@ -27,8 +27,7 @@ struct gddt_stream_request_s {
   gddt::device_api::TypeRef* type;
   bool proc_null;
   bool captured;         // the graph owns slot and type
-  std::uint64_t holds;   // ring slots it holds until its wait
-  void* unpack_to;       // a receive through its own staging: the buffer its unpack kernel fills
+  void* unpack_to;       // a receive a grid unpacks from staging of its own: into this buffer
   int64_t bytes;         // its capacity
 };
 
@@ -158,17 +157,21 @@ int after_last_kernel(cudaStream_t stream, Release release, const Slot& slot, Ty
   return cudaLaunchHostFunc(stream, complete, completion) == cudaSuccess ? MPI_SUCCESS : MPI_ERR_OTHER;
 }
 
-// Whether an operation of `bytes` packs through staging of its own, with kernels of its own,
-// rather than through the device API's ring: a message of more than one slot (a grid moves it
-// faster than the post kernel's one block, and the proxy then makes no CUDA call for it, which
-// a message sent direct needs while the stream's kernels wait for it: a host thread's
-// cudaGraphLaunch or lazy kernel load holds the driver meanwhile), or one whose slots would
-// leave the stream's unwaited operations holding more than half the ring. Slots are freed by
-// waits only, in ticket order, so a stream whose own unwaited operations held slots its next
-// claim needs would wait for itself; the other half is margin for other callers' claims.
-bool uses_own_staging(const gddt_device_ring_t& ring, std::uint64_t slots, std::uint64_t held) {
-  return slots > 1 || held + slots > ring.nslots / 2;
-}
+// Whether an operation goes through pinned staging of its own rather than the device API's
+// ring. Nonblocking ones do: their ticket is freed as soon as the proxy takes the post
+// (start_packed), whereas a ring slot stays held until the wait, and a claim needing a slot that
+// only a later wait on the same stream frees would wait for ever. So do messages that are not
+// small: a grid packs and unpacks them, faster than the post kernel's one block, and the proxy
+// hands MPI their packed bytes, making none of the CUDA calls a message sent direct needs
+// (a pack kernel, an event, pinned staging), which would wait behind the application's thread
+// holding the driver (cudaGraphLaunch, CUDA's lazy load of a kernel) while the stream's kernel
+// waits for the proxy. A small blocking message takes the ring: its kernel frees the slot.
+bool uses_own_staging(bool blocking, bool small) { return !blocking || !small; }
+
+// Up to this many bytes (and one ring slot) the post or wait kernel's block packs or unpacks a
+// message; beyond, a grid does, in kernels of their own: one block through the ring took 27.5 us
+// one way at 4 KiB, 43.0 at 16 KiB and 83.6 at 64 KiB (two H200s, run YG).
+constexpr int64_t kBlockMovesMost = 4096;
 
 // Enqueues a post (and, for the blocking forms, its wait) of one operation. `request` null:
 // blocking, `status` filled when the stream passes it.
@@ -182,7 +185,7 @@ int enqueue(bool send, const void* buf, int count, MPI_Datatype datatype, int pe
   if (rc != MPI_SUCCESS) return raise(comm, rc, why);
   if (peer == MPI_PROC_NULL) {
     if (request != nullptr)
-      *request = new gddt_stream_request_s{stream_comm, Slot{}, nullptr, true, false, 0, nullptr, 0};
+      *request = new gddt_stream_request_s{stream_comm, Slot{}, nullptr, true, false, nullptr, 0};
     else if (!send)
       fill_proc_null(status);
     return MPI_SUCCESS;
@@ -192,15 +195,9 @@ int enqueue(bool send, const void* buf, int count, MPI_Datatype datatype, int pe
   const int64_t bytes = static_cast<int64_t>(count) * size;
   const cudaStream_t stream = stream_comm->stream;
   const gddt_device_ring_t& ring = stream_comm->device.ring;
-  const std::uint64_t held = ring_slots_held(stream);
   const std::uint64_t slots =
       std::max<std::uint64_t>(1, (static_cast<std::uint64_t>(bytes) + ring.slot_bytes - 1) / ring.slot_bytes);
-  const bool own = uses_own_staging(ring, slots, held);
-  const std::uint64_t holds = own ? 1 : slots;
-  if (held + holds > ring.nslots)
-    return raise(comm, MPI_ERR_OTHER,
-                 "the stream's unwaited operations would hold every slot of the device API's ring "
-                 "(GDDT_DEVICE_RING_SLOTS)");
+  const bool blocking = request == nullptr;
   TypeRef* type = nullptr;
   if ((rc = type_ref_of(datatype, &type)) != MPI_SUCCESS) return raise(comm, rc, "datatype without a device handle");
   Slot slot{};
@@ -208,39 +205,44 @@ int enqueue(bool send, const void* buf, int count, MPI_Datatype datatype, int pe
     release_type(type);
     return raise(comm, rc, "no memory for the operation's record");
   }
-  if (own && (rc = take_staging(static_cast<std::size_t>(std::max<int64_t>(bytes, 1)), &slot)) != MPI_SUCCESS) {
-    give_slot(slot);
-    release_type(type);
-    return raise(comm, rc, "no pinned memory for the operation's staging");
+  const bool small = slots == 1 && bytes <= kBlockMovesMost;
+  bool own = uses_own_staging(blocking, small);
+  // Without pinned memory a message the ring holds goes through it (and its slots wait for the wait).
+  if (own && take_staging(static_cast<std::size_t>(std::max<int64_t>(bytes, 1)), &slot) != MPI_SUCCESS) {
+    own = false;
+    if (slots > ring.nslots) {
+      give_slot(slot);
+      release_type(type);
+      return raise(comm, MPI_ERR_NO_MEM, "no pinned memory for the operation's staging");
+    }
   }
+  Own staging{};
+  if (own)
+    staging = Own{slot.staging.host, slot.staging.device, bytes, &slot.mirror->completion,
+                  &slot.mirror_device->completion, &slot.mirror_device->abandoned, small};
   const bool captured = capturing(stream);
-  const bool blocking = request == nullptr;
   MPI_Status* wanted = blocking && status != MPI_STATUS_IGNORE ? status : nullptr;
   const Release release = release_of(captured, wanted != nullptr);
   unsigned int* done = release == Release::kFlag ? &slot.mirror_device->done : nullptr;
-  void* unpack_to = own && !send ? const_cast<void*>(buf) : nullptr;
-  if (own && send)
+  void* unpack_to = own && !send && !small ? const_cast<void*>(buf) : nullptr;  // by a grid
+  if (own && send && !small)
     pack_kernel<<<blocks_for(bytes), kThreads, 0, stream>>>(type->type, buf, slot.staging.device, bytes);
   post_kernel<<<1, kThreads, 0, stream>>>(send, const_cast<void*>(buf), count, type->type, peer, tag,
-                                          stream_comm->device, slot.record, own ? slot.staging.host : nullptr, bytes,
-                                          blocking, wanted != nullptr ? &slot.mirror_device->status : nullptr,
+                                          stream_comm->device, slot.record, staging, blocking,
+                                          wanted != nullptr ? &slot.mirror_device->status : nullptr,
                                           blocking && unpack_to == nullptr ? done : nullptr, error_word_on_device());
   if (blocking && unpack_to != nullptr)
     unpack_kernel<<<blocks_for(bytes), kThreads, 0, stream>>>(type->type, unpack_to, slot.staging.device,
                                                               slot.record, done);
-  if ((rc = launch_error(send ? "send" : "receive")) != MPI_SUCCESS) {
-    give_slot(slot);
-    release_type(type);
-    return raise(comm, rc, "launch failed");
-  }
+  // A failed launch may follow one that was queued and uses the slot and type: both are kept.
+  if ((rc = launch_error(send ? "send" : "receive")) != MPI_SUCCESS) return raise(comm, rc, "launch failed");
   // Under capture the graph keeps the request object (and through it the record) alive.
   auto made = [&](bool in_graph) {
-    return new gddt_stream_request_s{stream_comm, slot, type, false, in_graph, holds, unpack_to, bytes};
+    return new gddt_stream_request_s{stream_comm, slot, type, false, in_graph, unpack_to, bytes};
   };
   auto* owner = captured ? made(true) : nullptr;
   if (!blocking) {
     *request = owner != nullptr ? owner : made(false);
-    hold_ring_slots(stream, static_cast<std::int64_t>(holds));
     if (owner != nullptr && hand_to_graph(stream, owner, release_captured) != MPI_SUCCESS) {
       *request = nullptr;
       return raise(comm, MPI_ERR_OTHER, "cannot tie the record to the captured graph");
@@ -311,7 +313,6 @@ int enqueue_waits(int count, gddt_stream_request_t* requests, MPI_Status* status
                                     : nullptr;
       ++batch.count;
       pending.push_back(Pending{request->slot, request->type, status, release, request->unpack_to, request->bytes});
-      hold_ring_slots(stream, -static_cast<std::int64_t>(request->holds));
       if (batch.count == kWaitBatch) rc = flush();
     }
     // A captured request's object belongs to its graph (the user object's destructor).

@@ -13,8 +13,8 @@
 
 namespace gddt::device_api::stream_kernels {
 
-// One block packs or unpacks a message of one ring slot (the device API's block scope); larger
-// ones have staging and pack and unpack kernels of their own (uses_own_staging).
+// One block packs or unpacks a small message (the device API's block scope); larger ones have
+// staging and pack and unpack grids of their own (uses_own_staging, kBlockMovesMost).
 constexpr int kThreads = 512;
 // Packed bytes a block of those kernels takes (about one 16-byte word a thread, twice).
 constexpr std::int64_t kBytesPerBlock = 16 * 1024;
@@ -65,30 +65,77 @@ __global__ void __launch_bounds__(kThreads) unpack_kernel(gddt_device_type_t typ
   mark_done(done);
 }
 
-// Posts one operation (the calling block packs a send of the ring into it; one with staging of
-// its own was packed by the kernel before) and, for the blocking forms, waits for it (a
-// receive of the ring is unpacked by the same block).
+// An operation's staging of its own (staging_host null: it goes through the ring).
+struct Own {
+  void* staging_host;  // what the proxy hands to MPI
+  void* staging_device;
+  int64_t bytes;
+  gddt_device_completion_t* completion_host;  // the mirror's, where the proxy completes it
+  gddt_device_completion_t* completion_device;
+  unsigned int* abandoned;  // the mirror's flag, set when its wait gives up
+  bool block_moves;         // small: the post or wait block packs or unpacks it, else a grid
+};
+
+__device__ void abandon(unsigned int* abandoned) {
+  if (threadIdx.x != 0) return;
+  *reinterpret_cast<volatile unsigned int*>(abandoned) = 1;
+  __threadfence_system();
+}
+
+// Waits for the operation of `record` (its block unpacks a receive of the ring, or a small one
+// of staging of its own).
+__device__ int wait_record(Record* record, gddt_device_status_t* local) {
+  if (record->completion == nullptr) return gddt_wait(record->comm, &record->request, local, GDDT_SCOPE_BLOCK);
+  bool gave_up = false;
+  const int rc = gddt::device::wait_packed(gddt::device::BlockGroup{}, record->comm, record->completion, local, &gave_up);
+  if (gave_up) abandon(record->abandoned);
+  if (rc == MPI_SUCCESS && record->unpack_to != nullptr)
+    gddt::device::move_window(*record->layout, record->unpack_to, const_cast<void*>(record->staging), local->bytes,
+                              false, static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x));
+  return rc;
+}
+
+// Posts one operation (the calling block packs a small send into the ring or into staging of its
+// own; a grid packed a larger one before) and, for the blocking forms, waits for it.
 __global__ void __launch_bounds__(kThreads)
     post_kernel(bool send, void* buf, int64_t count, gddt_device_type_t type, int peer, int tag,
-                gddt_device_comm_t comm, Record* record, void* own_staging, int64_t bytes, bool wait,
-                gddt_device_status_t* status, unsigned int* done, int* error) {
+                gddt_device_comm_t comm, Record* record, Own own, bool wait, gddt_device_status_t* status,
+                unsigned int* done, int* error) {
+  const bool through_own = own.staging_host != nullptr;
   if (threadIdx.x == 0) {
     record->comm = comm;
+    record->completion = through_own ? own.completion_device : nullptr;
+    record->abandoned = own.abandoned;
+    record->unpack_to = through_own && !send && own.block_moves ? buf : nullptr;
+    record->staging = own.staging_device;
+    record->layout = type.layout;
     record->received = 0;
     record->blocks_done = 0;
   }
+  __syncthreads();
   using gddt::device::BlockGroup;
-  const int rc =
-      own_staging != nullptr
-          ? gddt::device::start_packed(BlockGroup{}, !send, own_staging, static_cast<uint64_t>(bytes), peer, tag, comm,
-                                       &record->request)
-      : send ? gddt_isend(buf, count, type, peer, tag, comm, &record->request, GDDT_SCOPE_BLOCK)
-             : gddt_irecv(buf, count, type, peer, tag, comm, &record->request, GDDT_SCOPE_BLOCK);
+  int rc;
+  if (through_own) {
+    if (send && own.block_moves) {
+      gddt::device::move_window(*type.layout, buf, own.staging_device, own.bytes, true, static_cast<int>(threadIdx.x),
+                                static_cast<int>(blockDim.x));
+      __threadfence_system();
+      __syncthreads();
+    }
+    rc = gddt::device::start_packed(BlockGroup{}, !send, own.staging_host, static_cast<uint64_t>(own.bytes), peer, tag,
+                                    comm, own.completion_device, own.completion_host);
+  } else {
+    rc = send ? gddt_isend(buf, count, type, peer, tag, comm, &record->request, GDDT_SCOPE_BLOCK)
+              : gddt_irecv(buf, count, type, peer, tag, comm, &record->request, GDDT_SCOPE_BLOCK);
+  }
   note_error(rc, error);
   if (rc != MPI_SUCCESS) {
-    // Nothing was posted: the wait finds a completed request, and a status says why.
+    // Nothing to wait for: the wait finds a completed request, and a status says why. A post of
+    // its own that the proxy did not take in time may still be issued: its staging is never reused.
+    if (through_own) abandon(own.abandoned);
     __syncthreads();
     if (threadIdx.x == 0) {
+      record->completion = nullptr;
       record->request.ticket = GDDT_DEVICE_REQUEST_NULL_TICKET;
       if (status != nullptr) *status = gddt_device_status_t{MPI_ANY_SOURCE, MPI_ANY_TAG, rc, 0, 0};
       if (wait) mark_done(done);
@@ -97,7 +144,7 @@ __global__ void __launch_bounds__(kThreads)
   }
   if (!wait) return;
   gddt_device_status_t local{};
-  const int waited = gddt_wait(comm, &record->request, &local, GDDT_SCOPE_BLOCK);
+  const int waited = wait_record(record, &local);
   note_error(waited, error);
   note_received(record, local, waited);
   __syncthreads();  // every thread is done with the record before the flag may hand it on
@@ -110,14 +157,14 @@ struct WaitBatch {
   int count;
   Record* records[kWaitBatch];
   gddt_device_status_t* statuses[kWaitBatch];  // null: not wanted
-  unsigned int* done[kWaitBatch];              // null: a host function or the graph releases the record
+  unsigned int* done[kWaitBatch];              // null: a host function, an unpack kernel or the graph releases the record
 };
 
-// Block b waits for request b and unpacks it when it is a staged receive.
+// Block b waits for request b (and unpacks it, as wait_record says).
 __global__ void __launch_bounds__(kThreads) wait_kernel(WaitBatch batch, int* error) {
   Record* record = batch.records[blockIdx.x];
   gddt_device_status_t local{};
-  const int waited = gddt_wait(record->comm, &record->request, &local, GDDT_SCOPE_BLOCK);
+  const int waited = wait_record(record, &local);
   note_error(waited, error);
   note_received(record, local, waited);
   __syncthreads();  // every thread is done with the record before the flag may hand it on

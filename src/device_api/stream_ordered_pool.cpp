@@ -25,7 +25,6 @@ std::vector<TypeRef*> retired;
 // Staging of messages beyond the ring, kept for reuse (never freed: a host function gives it
 // back, where no CUDA call is allowed).
 std::vector<OwnStaging> free_staging;
-std::unordered_map<cudaStream_t, std::uint64_t> held_slots;
 std::unordered_map<MPI_Datatype, TypeRef*> named_types;  // predefined types take no attributes
 int comm_keyval = MPI_KEYVAL_INVALID;
 int type_keyval = MPI_KEYVAL_INVALID;
@@ -96,6 +95,7 @@ int take_slot(Slot* slot) {
     *slot = free_slots.back();
     free_slots.pop_back();
     slot->mirror->done = 0;
+    slot->mirror->abandoned = 0;
   };
   {
     std::lock_guard<std::mutex> lock(mutex);
@@ -120,6 +120,7 @@ int take_slot(Slot* slot) {
 }
 
 void give_slot(const Slot& slot) {
+  if (__atomic_load_n(&slot.mirror->abandoned, __ATOMIC_ACQUIRE) != 0) return;
   std::lock_guard<std::mutex> lock(mutex);
   if (slot.staging.host != nullptr) free_staging.push_back(slot.staging);
   free_slots.push_back(slot);
@@ -148,19 +149,6 @@ int take_staging(std::size_t bytes, Slot* slot) {
   }
   slot->staging = staging;
   return MPI_SUCCESS;
-}
-
-std::uint64_t ring_slots_held(cudaStream_t stream) {
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = held_slots.find(stream);
-  return it == held_slots.end() ? 0 : it->second;
-}
-
-void hold_ring_slots(cudaStream_t stream, std::int64_t change) {
-  std::lock_guard<std::mutex> lock(mutex);
-  std::uint64_t& held = held_slots[stream];
-  held = static_cast<std::uint64_t>(static_cast<std::int64_t>(held) + change);
-  if (held == 0) held_slots.erase(stream);
 }
 
 int take_error() {

@@ -17,8 +17,13 @@ namespace gddt::device_api {
 // Device memory, one per operation: what its wait kernel needs of the post kernel, and what
 // the unpack kernel of a receive through staging of its own needs of the wait.
 struct Record {
-  gddt_device_request_t request;
+  gddt_device_request_t request;  // through the ring
   gddt_device_comm_t comm;
+  gddt_device_completion_t* completion;  // with staging of its own (else null): in the mirror
+  unsigned int* abandoned;               // the mirror's flag
+  void* unpack_to;                       // a receive the wait's block unpacks (else null)
+  const void* staging;
+  const gddt_device_layout_t* layout;
   int64_t received;          // packed bytes the wait found (0 on an error)
   unsigned int blocks_done;  // the unpack kernel's blocks that finished: the last sets the done flag
 };
@@ -33,7 +38,9 @@ struct OwnStaging {
 // Mapped host memory beside each record.
 struct Mirror {
   gddt_device_status_t status;  // read by the host function filling an MPI_Status
+  gddt_device_completion_t completion;  // written by the proxy (staging of its own)
   unsigned int done;            // set by the last kernel of an operation whose record a flag releases
+  unsigned int abandoned;       // its wait timed out: MPI may still use the staging and the completion
 };
 
 struct Slot {
@@ -61,10 +68,8 @@ void reap();
 int take_slot(Slot* slot);
 // Host threads only (it may allocate): staging of at least `bytes` for `slot`.
 int take_staging(std::size_t bytes, Slot* slot);
+// Back to the pool, staging included, unless the operation was abandoned (never reused then).
 void give_slot(const Slot& slot);
-// Ring slots held by the unwaited nonblocking operations enqueued on `stream`.
-std::uint64_t ring_slots_held(cudaStream_t stream);
-void hold_ring_slots(cudaStream_t stream, std::int64_t change);
 int take_error();
 int make_keyvals();
 int stream_comm_of(MPI_Comm comm, StreamComm** out);

@@ -173,16 +173,16 @@ void ring(const Case& c, MPI_Comm comm, cudaStream_t stream) {
   cudaFree(recv);
 }
 
-// A window of nonblocking receives and sends on one stream, all posted before one wait: with a
-// small ring their slots would fill it, and a stream waiting for slots its own unwaited
+// A window of nonblocking receives and sends on one stream, all posted before one wait, no
+// status wanted (the last kernel of each operation hands its record back by a flag): with the
+// small ring their slots would fill it, and a stream waiting for slots that its own unwaited
 // operations hold would wait for ever.
 void window(const Case& c, MPI_Comm comm, cudaStream_t stream) {
-  constexpr int kEach = 6;
+  constexpr int kEach = 12;
   const int right = (rank + 1) % nranks, left = (rank + nranks - 1) % nranks;
   std::vector<void*> sends, recvs;
   std::vector<std::vector<unsigned char>> poisons;
   gddt_stream_request_t requests[2 * kEach];
-  MPI_Status statuses[2 * kEach];
   for (int i = 0; i < kEach; ++i) {
     poisons.push_back(pattern(c.bytes, 200 + i));
     recvs.push_back(upload(poisons.back()));
@@ -191,10 +191,9 @@ void window(const Case& c, MPI_Comm comm, cudaStream_t stream) {
   }
   for (int i = 0; i < kEach; ++i)
     CHECK_MPI(gddt_isend_enqueue(sends[i], c.count, c.type, right, 30 + i, comm, &requests[kEach + i]));
-  CHECK_MPI(gddt_waitall_enqueue(2 * kEach, requests, statuses));
+  CHECK_MPI(gddt_waitall_enqueue(2 * kEach, requests, MPI_STATUSES_IGNORE));
   CHECK_MPI(gddt_device_stream_synchronize(stream));
   for (int i = 0; i < kEach; ++i) {
-    expect(statuses[i].MPI_SOURCE == left && statuses[i].MPI_TAG == 30 + i, "window status", i);
     check_bytes(download(recvs[i], c.bytes), expected(c, pattern(c.bytes, 10 * left + i), poisons[i]), c.name);
     cudaFree(recvs[i]);
     cudaFree(sends[i]);
