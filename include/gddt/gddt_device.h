@@ -118,7 +118,7 @@ typedef enum gddt_device_op {
   /* Packed bytes in pinned host memory of the caller's (`buffer`, a host address), MPI_PACKED,
    * completed in a gddt_device_completion_t of the caller's (`count`: its host address); the
    * ring's completion of the ticket only says the proxy took the post, and the ticket is then
-   * freed (start_packed in gddt_device_core.h). Stream-ordered messages, whose own kernels pack
+   * freed (start_packed in gddt_device_own.h). Stream-ordered messages, whose own kernels pack
    * and unpack them. */
   GDDT_DEVICE_OP_SEND_PACKED = 7,
   GDDT_DEVICE_OP_RECV_PACKED = 8

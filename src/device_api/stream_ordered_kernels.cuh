@@ -10,6 +10,7 @@
 
 #include "device_api/stream_ordered_pool.hpp"
 #include "gddt/gddt_device.h"
+#include "gddt/gddt_device_own.h"
 
 namespace gddt::device_api::stream_kernels {
 
@@ -87,12 +88,26 @@ __device__ void abandon(unsigned int* abandoned) {
 __device__ int wait_record(Record* record, gddt_device_status_t* local) {
   if (record->completion == nullptr) return gddt_wait(record->comm, &record->request, local, GDDT_SCOPE_BLOCK);
   bool gave_up = false;
-  const int rc = gddt::device::wait_packed(gddt::device::BlockGroup{}, record->comm, record->completion, local, &gave_up);
+  const int rc =
+      gddt::device::wait_packed(gddt::device::BlockGroup{}, record->comm, record->completion, local, &gave_up);
   if (gave_up) abandon(record->abandoned);
   if (rc == MPI_SUCCESS && record->unpack_to != nullptr)
     gddt::device::move_window(*record->layout, record->unpack_to, const_cast<void*>(record->staging), local->bytes,
                               false, static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x));
   return rc;
+}
+
+// The block's wait for `record`, then the status wanted and the done flag (null: something else
+// hands the record on).
+__device__ void wait_and_hand_on(Record* record, gddt_device_status_t* status, unsigned int* done, int* error) {
+  gddt_device_status_t local{};
+  const int waited = wait_record(record, &local);
+  note_error(waited, error);
+  note_received(record, local, waited);
+  __syncthreads();  // every thread is done with the record before the flag may hand it on
+  if (threadIdx.x != 0) return;
+  if (status != nullptr) *status = local;
+  mark_done(done);
 }
 
 // Posts one operation (the calling block packs a small send into the ring or into staging of its
@@ -142,35 +157,19 @@ __global__ void __launch_bounds__(kThreads)
     }
     return;
   }
-  if (!wait) return;
-  gddt_device_status_t local{};
-  const int waited = wait_record(record, &local);
-  note_error(waited, error);
-  note_received(record, local, waited);
-  __syncthreads();  // every thread is done with the record before the flag may hand it on
-  if (threadIdx.x != 0) return;
-  if (status != nullptr) *status = local;
-  mark_done(done);
+  if (wait) wait_and_hand_on(record, status, done, error);
 }
 
 struct WaitBatch {
   int count;
   Record* records[kWaitBatch];
   gddt_device_status_t* statuses[kWaitBatch];  // null: not wanted
-  unsigned int* done[kWaitBatch];              // null: a host function, an unpack kernel or the graph releases the record
+  unsigned int* done[kWaitBatch];              // null: a host function, unpack grid or graph hands it on
 };
 
 // Block b waits for request b (and unpacks it, as wait_record says).
 __global__ void __launch_bounds__(kThreads) wait_kernel(WaitBatch batch, int* error) {
-  Record* record = batch.records[blockIdx.x];
-  gddt_device_status_t local{};
-  const int waited = wait_record(record, &local);
-  note_error(waited, error);
-  note_received(record, local, waited);
-  __syncthreads();  // every thread is done with the record before the flag may hand it on
-  if (threadIdx.x != 0) return;
-  if (batch.statuses[blockIdx.x] != nullptr) *batch.statuses[blockIdx.x] = local;
-  mark_done(batch.done[blockIdx.x]);
+  wait_and_hand_on(batch.records[blockIdx.x], batch.statuses[blockIdx.x], batch.done[blockIdx.x], error);
 }
 
 inline int blocks_for(int64_t bytes) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "gddt/gddt_device_core.h"
+#include "gddt/gddt_device_own.h"
 #include "type_cases.hpp"
 
 namespace {
