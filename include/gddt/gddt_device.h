@@ -106,7 +106,10 @@ typedef enum gddt_device_reduce {
  * posts in ticket order (after a request of k tickets, the next post is at ticket t + k) and,
  * once the operation completes, fills completions[t % nslots] and writes its stamp (t + 1)
  * last. The waiting thread unpacks (receives), then sets slot_ticket[(t + i) % nslots] =
- * t + i + nslots for i < k, which frees the tickets for the next round. */
+ * t + i + nslots for i < k, which frees the tickets for the next round. The packed operations
+ * (one ticket) are the exception: the proxy writes completions[t % nslots] as soon as it has
+ * copied the post, the poster then frees the ticket, and the operation completes in a
+ * completion of its own (gddt_device_own.h). */
 
 typedef enum gddt_device_op {
   GDDT_DEVICE_OP_SEND = 1,        /* packed bytes in the staging, MPI_PACKED */

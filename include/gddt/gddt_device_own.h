@@ -36,23 +36,15 @@ GDDT_HD int start_packed(const Group &g, bool receive, void *staging, uint64_t b
   const int posted = post(
       g, comm, spec, [](unsigned char *) {}, &t);
   if (posted != MPI_SUCCESS) return posted;
-  int timeout = 0;
+  // No timeout here: the proxy takes posts in ticket order as they come, and a ticket left
+  // claimed would stop every later claim of the process once the tail came round to it.
   if (g.rank() == 0) {
-    const uint64_t start = now_ns();
     const gddt_device_completion_t &taken = ring.completions[t % ring.nslots];
-    while (load_acquire(&taken.stamp) != t + 1) {
-      if (timed_out(ring, start)) {
-        printf("gddt: device request ticket %llu (%s, peer %d, tag %d) not taken by the proxy after %llu ns\n",
-               static_cast<unsigned long long>(t), op_name(spec.op), peer, tag,
-               static_cast<unsigned long long>(ring.timeout_ns));
-        timeout = 1;
-        break;
-      }
-      backoff();
-    }
-    if (timeout == 0) store_release(&ring.slot_ticket[t % ring.nslots], t + ring.nslots);
+    while (load_acquire(&taken.stamp) != t + 1) backoff();
+    store_release(&ring.slot_ticket[t % ring.nslots], t + ring.nslots);
   }
-  return g.share(static_cast<uint64_t>(timeout)) != 0 ? MPI_ERR_OTHER : MPI_SUCCESS;
+  g.sync();
+  return MPI_SUCCESS;
 }
 
 // Waits for the completion of a start_packed operation; *gave_up says the timeout ended it
@@ -75,13 +67,16 @@ GDDT_HD int wait_packed(const Group &g, const gddt_device_comm_t &comm, const gd
   }
   *gave_up = g.share(static_cast<uint64_t>(timeout)) != 0;
   if (*gave_up) return MPI_ERR_OTHER;
-  const int error =
-      static_cast<int>(static_cast<int32_t>(g.share(g.rank() == 0 ? static_cast<uint32_t>(completion->error) : 0)));
-  const int64_t bytes = static_cast<int64_t>(g.share(g.rank() == 0 ? static_cast<uint64_t>(completion->bytes) : 0));
-  const uint64_t source_tag = g.share(
-      g.rank() == 0 ? (static_cast<uint64_t>(static_cast<uint32_t>(completion->source)) << 32) |
-                          static_cast<uint32_t>(completion->tag)
-                    : 0);
+  // Fresh loads: the completion is mapped host memory the proxy rewrites between operations.
+  const bool leader = g.rank() == 0;
+  const uint32_t error_word = leader ? static_cast<uint32_t>(load_fresh(&completion->error)) : 0;
+  const int error = static_cast<int>(static_cast<int32_t>(g.share(error_word)));
+  const int64_t bytes =
+      static_cast<int64_t>(g.share(leader ? static_cast<uint64_t>(load_fresh(&completion->bytes)) : 0));
+  const uint64_t source_tag =
+      g.share(leader ? (static_cast<uint64_t>(static_cast<uint32_t>(load_fresh(&completion->source))) << 32) |
+                           static_cast<uint32_t>(load_fresh(&completion->tag))
+                     : 0);
   if (status != nullptr) {
     status->source = static_cast<int32_t>(source_tag >> 32);
     status->tag = static_cast<int32_t>(source_tag & 0xffffffffu);

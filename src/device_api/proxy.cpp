@@ -115,14 +115,15 @@ MPI_Op reduce_op(std::uint32_t reduce) {
   return MPI_OP_NULL;
 }
 
-void write_completion(State &s, std::uint64_t ticket, int error, int source, int tag, std::int64_t bytes) {
+void write_completion(State &s, std::uint64_t ticket, int error, int source, int tag, std::int64_t bytes,
+                      bool counted = true) {
   gddt_device_completion_t &c = s.completions[ticket % s.device_ring.nslots];
   c.error = error;
   c.source = source;
   c.tag = tag;
   c.bytes = bytes;
   __atomic_store_n(&c.stamp, ticket + 1, __ATOMIC_RELEASE);
-  counters::add(counters::Counter::kDeviceCompletions, 1);
+  if (counted) counters::add(counters::Counter::kDeviceCompletions, 1);
 }
 
 bool packed_op(std::uint32_t op) { return op == GDDT_DEVICE_OP_SEND_PACKED || op == GDDT_DEVICE_OP_RECV_PACKED; }
@@ -265,7 +266,7 @@ bool run_once(State &s) {
     if (__atomic_load_n(&slot.stamp, __ATOMIC_ACQUIRE) != s.next + 1) break;
     const gddt_device_post_t post = slot;
     // The poster of an operation with its own completion frees the ticket once it reads this.
-    if (packed_op(post.op)) write_completion(s, s.next, MPI_SUCCESS, post.peer, post.tag, 0);
+    if (packed_op(post.op)) write_completion(s, s.next, MPI_SUCCESS, post.peer, post.tag, 0, false);
     issue(s, s.next, post);
     s.next += post.nslots == 0 ? 1 : post.nslots;
     progressed = true;

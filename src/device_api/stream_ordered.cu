@@ -1,12 +1,13 @@
 // Stream-ordered MPI (MPICH's MPIX_*_enqueue conventions) built on the device API: every
-// operation is a few small kernels on the communicator's stream that call gddt_isend,
-// gddt_irecv and gddt_wait, so packing, posting, waiting and unpacking happen in stream order
-// and a CUDA graph can capture them. Nothing a replay needs lives on the host: tickets are
-// claimed by the kernels when they run, and each operation's request sits in a device record
-// taken at enqueue time, owned by the graph under capture and otherwise released by a host
-// function or a flag once the stream has passed the operation. A message of more than one ring
-// slot has pinned staging of its own, which a grid packs before its post or unpacks after its
-// wait, so that the proxy only hands packed bytes to MPI (uses_own_staging says why).
+// operation is a few small kernels on the communicator's stream (a post kernel, a wait kernel
+// per batch of waits, grids packing and unpacking larger messages), so packing, posting, waiting
+// and unpacking happen in stream order and a CUDA graph can capture them. Small blocking
+// messages go through the device API's ring (gddt_isend, gddt_irecv, gddt_wait); the others
+// through staging and a completion of their own (gddt_device_own.h; uses_own_staging says
+// why). Nothing a replay needs lives on the host: tickets are claimed by the kernels when they
+// run, and each operation's request sits in a device record taken at enqueue time, owned by the
+// graph under capture and otherwise released by a host function or a flag once the stream has
+// passed the operation.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -207,10 +208,11 @@ int enqueue(bool send, const void* buf, int count, MPI_Datatype datatype, int pe
   }
   const bool small = slots == 1 && bytes <= kBlockMovesMost;
   bool own = uses_own_staging(blocking, small);
-  // Without pinned memory a message the ring holds goes through it (and its slots wait for the wait).
+  // Without pinned memory a blocking message the ring holds goes through it; a nonblocking one
+  // would hold its slots until its wait (uses_own_staging says why that may never come).
   if (own && take_staging(static_cast<std::size_t>(std::max<int64_t>(bytes, 1)), &slot) != MPI_SUCCESS) {
     own = false;
-    if (slots > ring.nslots) {
+    if (!blocking || slots > ring.nslots) {
       give_slot(slot);
       release_type(type);
       return raise(comm, MPI_ERR_NO_MEM, "no pinned memory for the operation's staging");

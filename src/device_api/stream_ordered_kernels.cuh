@@ -110,6 +110,16 @@ __device__ void wait_and_hand_on(Record* record, gddt_device_status_t* status, u
   mark_done(done);
 }
 
+// A post that failed: the wait finds a completed request, and a status says why.
+__device__ void nothing_posted(Record* record, int rc, bool wait, gddt_device_status_t* status, unsigned int* done) {
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  record->completion = nullptr;
+  record->request.ticket = GDDT_DEVICE_REQUEST_NULL_TICKET;
+  if (status != nullptr) *status = gddt_device_status_t{MPI_ANY_SOURCE, MPI_ANY_TAG, rc, 0, 0};
+  if (wait) mark_done(done);
+}
+
 // Posts one operation (the calling block packs a small send into the ring or into staging of its
 // own; a grid packed a larger one before) and, for the blocking forms, waits for it.
 __global__ void __launch_bounds__(kThreads)
@@ -117,6 +127,13 @@ __global__ void __launch_bounds__(kThreads)
                 gddt_device_comm_t comm, Record* record, Own own, bool wait, gddt_device_status_t* status,
                 unsigned int* done, int* error) {
   const bool through_own = own.staging_host != nullptr;
+  // A replay of a captured operation whose earlier wait gave up: MPI may still use its staging
+  // and completion, so it posts nothing.
+  if (through_own && *reinterpret_cast<volatile unsigned int*>(own.abandoned) != 0) {
+    note_error(MPI_ERR_OTHER, error);
+    nothing_posted(record, MPI_ERR_OTHER, wait, status, done);
+    return;
+  }
   if (threadIdx.x == 0) {
     record->comm = comm;
     record->completion = through_own ? own.completion_device : nullptr;
@@ -145,16 +162,7 @@ __global__ void __launch_bounds__(kThreads)
   }
   note_error(rc, error);
   if (rc != MPI_SUCCESS) {
-    // Nothing to wait for: the wait finds a completed request, and a status says why. A post of
-    // its own that the proxy did not take in time may still be issued: its staging is never reused.
-    if (through_own) abandon(own.abandoned);
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      record->completion = nullptr;
-      record->request.ticket = GDDT_DEVICE_REQUEST_NULL_TICKET;
-      if (status != nullptr) *status = gddt_device_status_t{MPI_ANY_SOURCE, MPI_ANY_TAG, rc, 0, 0};
-      if (wait) mark_done(done);
-    }
+    nothing_posted(record, rc, wait, status, done);
     return;
   }
   if (wait) wait_and_hand_on(record, status, done, error);
