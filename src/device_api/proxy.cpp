@@ -115,14 +115,19 @@ MPI_Op reduce_op(std::uint32_t reduce) {
   return MPI_OP_NULL;
 }
 
-void write_completion(State &s, std::uint64_t ticket, int error, int source, int tag, std::int64_t bytes,
-                      bool counted = true) {
-  gddt_device_completion_t &c = s.completions[ticket % s.device_ring.nslots];
+// The fields, then the stamp the waiter polls for.
+void fill_completion(gddt_device_completion_t &c, std::uint64_t stamp, int error, int source, int tag,
+                     std::int64_t bytes) {
   c.error = error;
   c.source = source;
   c.tag = tag;
   c.bytes = bytes;
-  __atomic_store_n(&c.stamp, ticket + 1, __ATOMIC_RELEASE);
+  __atomic_store_n(&c.stamp, stamp, __ATOMIC_RELEASE);
+}
+
+void write_completion(State &s, std::uint64_t ticket, int error, int source, int tag, std::int64_t bytes,
+                      bool counted = true) {
+  fill_completion(s.completions[ticket % s.device_ring.nslots], ticket + 1, error, source, tag, bytes);
   if (counted) counters::add(counters::Counter::kDeviceCompletions, 1);
 }
 
@@ -137,11 +142,7 @@ void finish_post(State &s, std::uint64_t ticket, const gddt_device_post_t &post,
     return;
   }
   auto *own = reinterpret_cast<gddt_device_completion_t *>(static_cast<std::uintptr_t>(post.count));
-  own->error = error;
-  own->source = source;
-  own->tag = tag;
-  own->bytes = bytes;
-  __atomic_store_n(&own->stamp, 1, __ATOMIC_RELEASE);
+  fill_completion(*own, 1, error, source, tag, bytes);
   counters::add(counters::Counter::kDeviceCompletions, 1);
 }
 

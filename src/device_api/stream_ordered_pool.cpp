@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/gpu.hpp"
 #include "core/gpu_capture.hpp"
 
 namespace gddt::device_api {
@@ -22,8 +23,8 @@ std::vector<Slot> free_slots;
 // which the next enqueue call sees, so the stream pays no host function for them.
 std::vector<std::pair<Slot, TypeRef*>> in_flight;
 std::vector<TypeRef*> retired;
-// Staging of messages beyond the ring, kept for reuse (never freed: a host function gives it
-// back, where no CUDA call is allowed).
+// Staging of the operations that do not go through the ring, kept for reuse (never freed: a
+// host function gives it back, where no CUDA call is allowed).
 std::vector<OwnStaging> free_staging;
 std::unordered_map<MPI_Datatype, TypeRef*> named_types;  // predefined types take no attributes
 int comm_keyval = MPI_KEYVAL_INVALID;
@@ -142,11 +143,7 @@ int take_staging(std::size_t bytes, Slot* slot) {
   gpu::RelaxedCapture relaxed;
   OwnStaging staging;
   staging.bytes = bytes;
-  if (cudaHostAlloc(&staging.host, bytes, cudaHostAllocMapped) != cudaSuccess) return MPI_ERR_NO_MEM;
-  if (cudaHostGetDevicePointer(&staging.device, staging.host, 0) != cudaSuccess) {
-    cudaFreeHost(staging.host);
-    return MPI_ERR_NO_MEM;
-  }
+  if (is_error(gpu::mapped_alloc(bytes, &staging.host, &staging.device))) return MPI_ERR_NO_MEM;
   slot->staging = staging;
   return MPI_SUCCESS;
 }
