@@ -13,44 +13,62 @@
 
 #if defined(__CUDACC__)
 #define GDDT_HD __host__ __device__
+#define GDDT_UNROLL _Pragma("unroll")
+#define GDDT_NOINLINE __noinline__
 #else
 #define GDDT_HD
+#define GDDT_UNROLL
+#define GDDT_NOINLINE
 #endif
 
 namespace gddt::device {
 
 // Offset from the buffer of packed byte `p` of the stream of elements (any
-// count: element p / size).
-GDDT_HD inline int64_t typed_offset(const gddt_device_layout_t &l, int64_t p) {
-  const int64_t element = p / l.size;
-  const int64_t in_element = p - element * l.size;
-  int64_t group = in_element / l.group_bytes;
-  int64_t q = in_element - group * l.group_bytes;
-  int64_t off = element * l.extent;
+// count: element p / size). Every division is in `U`: a window and an element
+// under 4 GiB take 32-bit ones, several times cheaper on a GPU than 64-bit ones
+// (about five a word, where one block moves a whole message). Not inlined: a
+// lane computes several a round (move_words), and inlined copies of the walk
+// made the device API's translation units take minutes to compile.
+template <typename U>
+GDDT_HD GDDT_NOINLINE int64_t typed_offset_in(const gddt_device_layout_t &l, U p) {
+  const U size = static_cast<U>(l.size);
+  const U element = p / size;
+  const U in_element = p - element * size;
+  const U group_bytes = static_cast<U>(l.group_bytes);
+  U group = in_element / group_bytes;
+  U q = in_element - group * group_bytes;
+  int64_t off = static_cast<int64_t>(element) * l.extent;
   for (int d = 0; d < l.nrepeat; ++d) {
-    const int64_t c = l.repeat[d].count;
-    off += (group % c) * l.repeat[d].stride;
-    group /= c;
+    const U c = static_cast<U>(l.repeat[d].count);
+    const U next = group / c;
+    off += static_cast<int64_t>(group - next * c) * l.repeat[d].stride;
+    group = next;
   }
   int lo = 0, hi = l.npieces - 1;
   while (lo < hi) {
     const int mid = (lo + hi + 1) / 2;
-    if (l.pieces[mid].packed_begin <= q) {
+    if (static_cast<U>(l.pieces[mid].packed_begin) <= q) {
       lo = mid;
     } else {
       hi = mid - 1;
     }
   }
   const gddt_device_piece_t &piece = l.pieces[lo];
-  q -= piece.packed_begin;
-  int64_t block = q / piece.block;
-  off += piece.offset + (q - block * piece.block);
+  q -= static_cast<U>(piece.packed_begin);
+  const U piece_block = static_cast<U>(piece.block);
+  U block = q / piece_block;
+  off += piece.offset + static_cast<int64_t>(q - block * piece_block);
   for (int d = 0; d < piece.ndims; ++d) {
-    const int64_t c = piece.dims[d].count;
-    off += (block % c) * piece.dims[d].stride;
-    block /= c;
+    const U c = static_cast<U>(piece.dims[d].count);
+    const U next = block / c;
+    off += static_cast<int64_t>(block - next * c) * piece.dims[d].stride;
+    block = next;
   }
   return off;
+}
+
+GDDT_HD inline int64_t typed_offset(const gddt_device_layout_t &l, int64_t p) {
+  return typed_offset_in<uint64_t>(l, static_cast<uint64_t>(p));
 }
 
 template <int W>
@@ -84,11 +102,39 @@ GDDT_HD inline T load_fresh(const T *p) {
 #endif
 }
 
+// Words a lane has in flight at once. The staging is host memory across PCIe (about a
+// microsecond a read) and often one block moves a whole message: a lane that waits for each
+// word before the next moves 256 threads * 8 bytes a microsecond (a 1 MiB receive took 1.6 ms
+// on an H200), so each lane issues all its loads of a round before its first store.
 template <int W>
+constexpr int kWordsInFlight = W >= 8 ? 8 : 16;
+
+template <int W, typename U>
 GDDT_HD inline void move_words(const gddt_device_layout_t &l, unsigned char *typed, unsigned char *packed,
                                int64_t words, bool pack, int lane, int lanes) {
-  for (int64_t i = lane; i < words; i += lanes) {
-    Word<W> *t = reinterpret_cast<Word<W> *>(typed + typed_offset(l, i * W));
+  constexpr int kU = kWordsInFlight<W>;
+  const int64_t round = static_cast<int64_t>(lanes) * kU;
+  int64_t first = 0;
+  for (; first + round <= words; first += round) {
+    int64_t off[kU];
+    GDDT_UNROLL
+    for (int j = 0; j < kU; ++j) off[j] = typed_offset_in<U>(l, static_cast<U>((first + lane + j * int64_t{lanes}) * W));
+    Word<W> v[kU];
+    Word<W> *words_packed = reinterpret_cast<Word<W> *>(packed) + first + lane;
+    if (pack) {
+      GDDT_UNROLL
+      for (int j = 0; j < kU; ++j) v[j] = *reinterpret_cast<const Word<W> *>(typed + off[j]);
+      GDDT_UNROLL
+      for (int j = 0; j < kU; ++j) words_packed[j * int64_t{lanes}] = v[j];
+    } else {
+      GDDT_UNROLL
+      for (int j = 0; j < kU; ++j) v[j] = load_fresh(words_packed + j * int64_t{lanes});
+      GDDT_UNROLL
+      for (int j = 0; j < kU; ++j) *reinterpret_cast<Word<W> *>(typed + off[j]) = v[j];
+    }
+  }
+  for (int64_t i = first + lane; i < words; i += lanes) {
+    Word<W> *t = reinterpret_cast<Word<W> *>(typed + typed_offset_in<U>(l, static_cast<U>(i * W)));
     Word<W> *s = reinterpret_cast<Word<W> *>(packed + i * W);
     if (pack) {
       *s = *t;
@@ -98,12 +144,34 @@ GDDT_HD inline void move_words(const gddt_device_layout_t &l, unsigned char *typ
   }
 }
 
+template <typename U>
+GDDT_HD inline void move_all_words(const gddt_device_layout_t &l, unsigned char *typed, unsigned char *packed,
+                                   int64_t words, int w, bool pack, int lane, int lanes) {
+  switch (w) {
+    case 16:
+      move_words<16, U>(l, typed, packed, words, pack, lane, lanes);
+      break;
+    case 8:
+      move_words<8, U>(l, typed, packed, words, pack, lane, lanes);
+      break;
+    case 4:
+      move_words<4, U>(l, typed, packed, words, pack, lane, lanes);
+      break;
+    case 2:
+      move_words<2, U>(l, typed, packed, words, pack, lane, lanes);
+      break;
+    default:
+      move_words<1, U>(l, typed, packed, words, pack, lane, lanes);
+      break;
+  }
+}
+
 // Moves packed bytes [0, bytes) of `typed` (elements of `l`) to or from
 // `packed`, the lanes taking words in turn so that a warp's accesses to the
 // packed side are contiguous. Words are as wide as the layout and both
 // addresses allow: every block and packed offset is a multiple of the layout's
 // width, so no word straddles two blocks.
-GDDT_HD inline void move_window(const gddt_device_layout_t &l, void *typed_buffer, void *packed_buffer, int64_t bytes,
+GDDT_HD GDDT_NOINLINE inline void move_window(const gddt_device_layout_t &l, void *typed_buffer, void *packed_buffer, int64_t bytes,
                                 bool pack, int lane, int lanes) {
   if (bytes <= 0 || l.size <= 0) return;
   unsigned char *typed = static_cast<unsigned char *>(typed_buffer);
@@ -111,22 +179,10 @@ GDDT_HD inline void move_window(const gddt_device_layout_t &l, void *typed_buffe
   int w = l.width;
   while (w > 1 && ((reinterpret_cast<uintptr_t>(typed) | reinterpret_cast<uintptr_t>(packed)) % w) != 0) w /= 2;
   const int64_t words = bytes / w;
-  switch (w) {
-    case 16:
-      move_words<16>(l, typed, packed, words, pack, lane, lanes);
-      break;
-    case 8:
-      move_words<8>(l, typed, packed, words, pack, lane, lanes);
-      break;
-    case 4:
-      move_words<4>(l, typed, packed, words, pack, lane, lanes);
-      break;
-    case 2:
-      move_words<2>(l, typed, packed, words, pack, lane, lanes);
-      break;
-    default:
-      move_words<1>(l, typed, packed, words, pack, lane, lanes);
-      break;
+  if (static_cast<uint64_t>(bytes) <= UINT32_MAX && static_cast<uint64_t>(l.size) <= UINT32_MAX) {
+    move_all_words<uint32_t>(l, typed, packed, words, w, pack, lane, lanes);
+  } else {
+    move_all_words<uint64_t>(l, typed, packed, words, w, pack, lane, lanes);
   }
   // A window that ends inside a word (a short receive): its last bytes one by
   // one.
