@@ -71,6 +71,40 @@ GDDT_HD inline int64_t typed_offset(const gddt_device_layout_t &l, int64_t p) {
   return typed_offset_in<uint64_t>(l, static_cast<uint64_t>(p));
 }
 
+// The offsets of packed bytes p, p + step, ... (K of them) into off. One piece
+// without repeats (vectors, subarrays, most halos) divides for all K side by
+// side, its fields read once; any other layout walks each byte on its own.
+template <typename U, int K>
+GDDT_HD GDDT_NOINLINE void typed_offsets(const gddt_device_layout_t &l, U p, U step, int64_t *off) {
+  if (l.npieces != 1 || l.nrepeat != 0) {
+    for (int j = 0; j < K; ++j) off[j] = typed_offset_in<U>(l, p + static_cast<U>(j) * step);
+    return;
+  }
+  const gddt_device_piece_t &piece = l.pieces[0];
+  const U size = static_cast<U>(l.size);
+  const U piece_block = static_cast<U>(piece.block);
+  U block[K];
+  GDDT_UNROLL
+  for (int j = 0; j < K; ++j) {
+    const U q = p + static_cast<U>(j) * step;
+    const U element = q / size;
+    const U in_element = q - element * size;
+    block[j] = in_element / piece_block;
+    off[j] = static_cast<int64_t>(element) * l.extent + piece.offset +
+             static_cast<int64_t>(in_element - block[j] * piece_block);
+  }
+  for (int d = 0; d < piece.ndims; ++d) {
+    const U c = static_cast<U>(piece.dims[d].count);
+    const int64_t stride = piece.dims[d].stride;
+    GDDT_UNROLL
+    for (int j = 0; j < K; ++j) {
+      const U next = block[j] / c;
+      off[j] += static_cast<int64_t>(block[j] - next * c) * stride;
+      block[j] = next;
+    }
+  }
+}
+
 template <int W>
 struct Word {
   alignas(W) unsigned char b[W];
@@ -117,8 +151,7 @@ GDDT_HD inline void move_words(const gddt_device_layout_t &l, unsigned char *typ
   int64_t first = 0;
   for (; first + round <= words; first += round) {
     int64_t off[kU];
-    GDDT_UNROLL
-    for (int j = 0; j < kU; ++j) off[j] = typed_offset_in<U>(l, static_cast<U>((first + lane + j * int64_t{lanes}) * W));
+    typed_offsets<U, kU>(l, static_cast<U>((first + lane) * W), static_cast<U>(int64_t{lanes} * W), off);
     Word<W> v[kU];
     Word<W> *words_packed = reinterpret_cast<Word<W> *>(packed) + first + lane;
     if (pack) {
