@@ -4,6 +4,8 @@
 // run the Jacobi tiles; block 0 sums the residual with gddt_allreduce while the others copy.
 //
 //   mpiexec -n 2 gddt-bench-himeno-kernel [XS|S|M|L] [iterations] [blocks]
+//
+// blocks: one per multiprocessor by default, fewer where ranks share a GPU (all must fit).
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -94,7 +96,17 @@ int main(int argc, char** argv) {
   cudaGetDevice(&device);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, himeno_kernel, kThreads, 0);
-  int blocks = argc > 3 ? std::atoi(argv[3]) : sms;
+  // Ranks sharing this GPU (two ranks on one GPU under MPS) run their grids side by side, each
+  // waiting at its barrier for the others' faces: together they must fit, or the last to launch
+  // never starts.
+  MPI_Comm node, same_gpu;
+  int sharing = 1;
+  MPI_Comm_split_type(g.cart, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  MPI_Comm_split(node, device, 0, &same_gpu);
+  MPI_Comm_size(same_gpu, &sharing);
+  MPI_Comm_free(&same_gpu);
+  MPI_Comm_free(&node);
+  int blocks = argc > 3 ? std::atoi(argv[3]) : std::min(sms, std::max(1, sms * per_sm / sharing));
   blocks = std::min({blocks, sms * per_sm, g.ntiles});
   cudaStream_t stream;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
