@@ -177,26 +177,14 @@ GDDT_HD inline void move_words(const gddt_device_layout_t &l, unsigned char *typ
   }
 }
 
-template <typename U>
+// move_words of width w (a power of two up to 16).
+template <typename U, int W = 16>
 GDDT_HD inline void move_all_words(const gddt_device_layout_t &l, unsigned char *typed, unsigned char *packed,
                                    int64_t words, int w, bool pack, int lane, int lanes) {
-  switch (w) {
-    case 16:
-      move_words<16, U>(l, typed, packed, words, pack, lane, lanes);
-      break;
-    case 8:
-      move_words<8, U>(l, typed, packed, words, pack, lane, lanes);
-      break;
-    case 4:
-      move_words<4, U>(l, typed, packed, words, pack, lane, lanes);
-      break;
-    case 2:
-      move_words<2, U>(l, typed, packed, words, pack, lane, lanes);
-      break;
-    default:
-      move_words<1, U>(l, typed, packed, words, pack, lane, lanes);
-      break;
+  if constexpr (W > 1) {
+    if (w < W) return move_all_words<U, W / 2>(l, typed, packed, words, w, pack, lane, lanes);
   }
+  move_words<W, U>(l, typed, packed, words, pack, lane, lanes);
 }
 
 // Moves packed bytes [0, bytes) of `typed` (elements of `l`) to or from
