@@ -12,103 +12,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "gddt/gddt_device_core.h"
-#include "gddt/gddt_device_own.h"
-#include "type_cases.hpp"
+#include "harness.hpp"
+#include "own_staging_cases.hpp"
+
+using namespace device_api_test;
 
 namespace {
-
-using gddt::device::SoloGroup;
-constexpr SoloGroup kThread{};
-
-int rank = 0, nranks = 1;
-int failures = 0;
-
-#define CHECK(cond)                                                                                \
-  do {                                                                                             \
-    if (!(cond)) {                                                                                 \
-      std::fprintf(stderr, "rank %d: %s:%d: check failed: %s\n", rank, __FILE__, __LINE__, #cond); \
-      ++failures;                                                                                  \
-    }                                                                                              \
-  } while (0)
-
-#define CHECK_RC(expr, want)                                                                                       \
-  do {                                                                                                             \
-    const int got_ = (expr);                                                                                       \
-    if (got_ != (want)) {                                                                                          \
-      std::fprintf(stderr, "rank %d: %s:%d: %s returned %d, expected %d\n", rank, __FILE__, __LINE__, #expr, got_, \
-                   (want));                                                                                        \
-      ++failures;                                                                                                  \
-    }                                                                                                              \
-  } while (0)
-
-// Runs `body(i)` on `threads` host threads standing in for kernels while this
-// thread drives the proxy (a no-op where it has a thread of its own).
-void on_device(int threads, const std::function<void(int)> &body) {
-  std::atomic<int> running{threads};
-  std::vector<std::thread> pool;
-  for (int i = 0; i < threads; ++i)
-    pool.emplace_back([&, i] {
-      body(i);
-      running.fetch_sub(1);
-    });
-  while (running.load() > 0) gddt_device_progress(nullptr);
-  for (std::thread &t : pool) t.join();
-}
-void on_device(const std::function<void()> &body) {
-  on_device(1, [&](int) { body(); });
-}
-
-std::vector<TypeCase> make_types() {
-  std::vector<TypeCase> types = committed_type_cases();
-  for (TypeCase &c : types) {
-    CHECK_RC(gddt_device_type_create(c.type, &c.device), MPI_SUCCESS);
-  }
-  return types;
-}
-
-// A buffer of `count` elements of `type`, filled from `seed` (or poisoned with
-// 0xEE).
-std::vector<unsigned char> buffer_for(MPI_Datatype type, int count, int seed) {
-  MPI_Aint lb, extent, true_lb, true_extent;
-  MPI_Type_get_extent(type, &lb, &extent);
-  MPI_Type_get_true_extent(type, &true_lb, &true_extent);
-  std::vector<unsigned char> b(static_cast<std::size_t>((count - 1) * extent + true_lb + true_extent + 16), 0xEE);
-  if (seed >= 0)
-    for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<unsigned char>(seed * 131 + i * 7 + 1);
-  return b;
-}
-
-// What a poisoned receive buffer holds after receiving `count` elements sent
-// from a buffer filled from `seed`: the library's MPI_Unpack of its MPI_Pack.
-std::vector<unsigned char> expected_for(MPI_Datatype type, int count, int seed) {
-  std::vector<unsigned char> source = buffer_for(type, count, seed), out = buffer_for(type, count, -1);
-  int size = 0, position = 0;
-  MPI_Pack_size(count, type, MPI_COMM_WORLD, &size);
-  std::vector<unsigned char> packed(size);
-  MPI_Pack(source.data(), count, type, packed.data(), size, &position, MPI_COMM_WORLD);
-  const int packed_bytes = position;
-  position = 0;
-  MPI_Unpack(packed.data(), packed_bytes, &position, out.data(), count, type, MPI_COMM_WORLD);
-  return out;
-}
-
-int type_size(MPI_Datatype type) {
-  int size = 0;
-  MPI_Type_size(type, &size);
-  return size;
-}
-
-long long counter(const char *name) {
-  long long value = 0;
-  gddt_counter(name, &value);
-  return value;
-}
 
 void ping_pong(const gddt_device_comm_t &comm, const TypeCase &c, int count) {
   if (nranks < 2 || rank > 1) return;
@@ -381,102 +294,6 @@ void direct(const gddt_device_comm_t &comm, const TypeCase &c) {
   if (rank == 1) CHECK(buf == expected_for(c.type, count, 90));
 }
 
-// Packed bytes in staging of the caller's, with a completion of its own (stream-ordered
-// operations): the proxy hands them to MPI as MPI_PACKED, so a plain MPI_Recv of the datatype
-// gets a kernel's message and a kernel's receive gets a host rank's typed send.
-void own_staging(const gddt_device_comm_t &comm, const TypeCase &c) {
-  if (nranks < 2 || rank > 1) return;
-  const int count = 3;
-  const int64_t bytes = static_cast<int64_t>(count) * type_size(c.type);
-  const long long before = counter("device.own_staging");
-  std::vector<unsigned char> buf = buffer_for(c.type, count, rank == 0 ? 31 : -1);
-  std::vector<unsigned char> staging(static_cast<std::size_t>(bytes), 0xEE);
-  const gddt_device_layout_t &layout = *c.device.layout;
-  gddt_device_completion_t completion{};
-  if (rank == 0) {
-    on_device([&] {
-      bool gave_up = false;
-      gddt::device::move_window(layout, buf.data(), staging.data(), bytes, true, 0, 1);
-      CHECK_RC(gddt::device::start_packed(kThread, false, staging.data(), bytes, 1, 41, comm, &completion, &completion),
-               MPI_SUCCESS);
-      CHECK_RC(gddt::device::wait_packed(kThread, comm, &completion, nullptr, &gave_up), MPI_SUCCESS);
-    });
-    std::vector<unsigned char> out = buffer_for(c.type, count, 32);
-    MPI_Send(out.data(), count, c.type, 1, 43, MPI_COMM_WORLD);
-  } else {
-    MPI_Recv(buf.data(), count, c.type, 0, 41, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    CHECK(buf == expected_for(c.type, count, 31));
-    std::fill(buf.begin(), buf.end(), 0xEE);
-    on_device([&] {
-      gddt_device_status_t st{};
-      bool gave_up = false;
-      CHECK_RC(gddt::device::start_packed(kThread, true, staging.data(), bytes, 0, 43, comm, &completion, &completion),
-               MPI_SUCCESS);
-      CHECK_RC(gddt::device::wait_packed(kThread, comm, &completion, &st, &gave_up), MPI_SUCCESS);
-      CHECK(st.bytes == bytes && st.source == 0 && st.tag == 43 && !gave_up);
-      gddt::device::move_window(layout, buf.data(), staging.data(), st.bytes, false, 0, 1);
-    });
-    CHECK(buf == expected_for(c.type, count, 32));
-  }
-  CHECK(counter("device.own_staging") == before + 1);
-}
-
-// More operations of their own than the ring has slots, every receive posted before any send
-// and all waited for last: their tickets are freed when the proxy takes them, so none waits for
-// a slot that only a later wait would free (ring operations would).
-void own_staging_beyond_ring(const gddt_device_comm_t &comm, const TypeCase &c) {
-  if (nranks < 2 || rank > 1) return;
-  const int n = static_cast<int>(comm.ring.nslots) * 2 + 3;
-  const int64_t bytes = type_size(c.type);
-  std::vector<std::vector<unsigned char>> staging(n, std::vector<unsigned char>(static_cast<std::size_t>(bytes)));
-  std::vector<gddt_device_completion_t> completions(n);
-  for (int i = 0; i < n; ++i)
-    std::fill(staging[i].begin(), staging[i].end(), static_cast<unsigned char>(rank == 0 ? i : 0xEE));
-  on_device([&] {
-    const bool receive = rank == 1;
-    for (int i = 0; i < n; ++i)
-      CHECK_RC(gddt::device::start_packed(kThread, receive, staging[i].data(), bytes, 1 - rank, 500 + i, comm,
-                                          &completions[i], &completions[i]),
-               MPI_SUCCESS);
-    for (int i = 0; i < n; ++i) {
-      bool gave_up = false;
-      CHECK_RC(gddt::device::wait_packed(kThread, comm, &completions[i], nullptr, &gave_up), MPI_SUCCESS);
-    }
-  });
-  bool right = true;
-  for (int i = 0; i < n; ++i)
-    for (unsigned char b : staging[i]) right = right && b == static_cast<unsigned char>(i);
-  CHECK(right);
-}
-
-// A receive into too small a staging is truncated, with the error class and nothing written.
-void own_staging_truncated(const TypeCase &c) {
-  if (nranks < 2) return;
-  MPI_Comm returning;
-  MPI_Comm_dup(MPI_COMM_WORLD, &returning);
-  MPI_Comm_set_errhandler(returning, MPI_ERRORS_RETURN);
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);  // MPICH's MPI_Test: see truncation()
-  gddt_device_comm_t comm;
-  CHECK_RC(gddt_device_comm_create(returning, &comm), MPI_SUCCESS);
-  const int64_t bytes = 3 * static_cast<int64_t>(type_size(c.type));
-  std::vector<unsigned char> staging(static_cast<std::size_t>(bytes), 0x5A);
-  gddt_device_completion_t completion{};
-  if (rank <= 1)
-    on_device([&] {
-      gddt_device_status_t st{};
-      bool gave_up = false;
-      const bool receive = rank == 1;
-      CHECK_RC(gddt::device::start_packed(kThread, receive, staging.data(), receive ? bytes - 1 : bytes, 1 - rank, 44,
-                                          comm, &completion, &completion),
-               MPI_SUCCESS);
-      CHECK_RC(gddt::device::wait_packed(kThread, comm, &completion, &st, &gave_up),
-               receive ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
-      if (receive) CHECK(st.bytes == 0 && staging[bytes - 1] == 0x5A);
-    });
-  CHECK_RC(gddt_device_comm_free(&comm), MPI_SUCCESS);
-  MPI_Comm_free(&returning);
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-}
 
 // Collectives on one communicator are issued in the same order on every rank
 // (MPI's rule), so the two threads calling them at once use a communicator
