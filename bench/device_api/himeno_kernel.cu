@@ -9,6 +9,8 @@
 #include <cooperative_groups.h>
 
 #include <algorithm>
+#include <cstring>
+#include <vector>
 
 #include "gddt/gddt_device.h"
 #include "himeno_common.cuh"
@@ -98,13 +100,17 @@ int main(int argc, char** argv) {
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, himeno_kernel, kThreads, 0);
   // Ranks sharing this GPU (two ranks on one GPU under MPS) run their grids side by side, each
   // waiting at its barrier for the others' faces: together they must fit, or the last to launch
-  // never starts.
-  MPI_Comm node, same_gpu;
-  int sharing = 1;
+  // never starts. A GPU is known by its UUID: device numbers depend on each process's
+  // CUDA_VISIBLE_DEVICES.
+  MPI_Comm node;
+  int node_ranks = 1, sharing = 0;
   MPI_Comm_split_type(g.cart, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  MPI_Comm_split(node, device, 0, &same_gpu);
-  MPI_Comm_size(same_gpu, &sharing);
-  MPI_Comm_free(&same_gpu);
+  MPI_Comm_size(node, &node_ranks);
+  cudaDeviceProp properties{};
+  cudaGetDeviceProperties(&properties, device);
+  std::vector<cudaUUID_t> uuids(node_ranks);
+  MPI_Allgather(&properties.uuid, sizeof(cudaUUID_t), MPI_BYTE, uuids.data(), sizeof(cudaUUID_t), MPI_BYTE, node);
+  for (const cudaUUID_t& uuid : uuids) sharing += std::memcmp(&uuid, &properties.uuid, sizeof uuid) == 0;
   MPI_Comm_free(&node);
   int blocks = argc > 3 ? std::atoi(argv[3]) : std::min(sms, std::max(1, sms * per_sm / sharing));
   blocks = std::min({blocks, sms * per_sm, g.ntiles});

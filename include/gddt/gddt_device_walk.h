@@ -13,12 +13,16 @@
 
 #if defined(__CUDACC__)
 #define GDDT_HD __host__ __device__
-#define GDDT_UNROLL _Pragma("unroll")
 #define GDDT_NOINLINE __noinline__
 #else
 #define GDDT_HD
-#define GDDT_UNROLL
 #define GDDT_NOINLINE
+#endif
+// The device pass only: nvcc's host pass hands the pragma to a host compiler that may warn.
+#if defined(__CUDA_ARCH__)
+#define GDDT_UNROLL _Pragma("unroll")
+#else
+#define GDDT_UNROLL
 #endif
 
 namespace gddt::device {
