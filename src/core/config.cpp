@@ -3,8 +3,6 @@
 // file that reads the environment.
 #include "core/config.hpp"
 
-#include "core/config_text.hpp"
-
 #include <algorithm>
 #include <strings.h>
 #include <sys/stat.h>

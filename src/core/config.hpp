@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/config_text.hpp"
+
 namespace gddt::config {
 
 // kSize: bytes, with an optional K/M/G/T suffix; kCount: a plain whole number (blocks, waves).
@@ -101,8 +103,6 @@ struct Measurement {
 bool write_profile(const std::string& path, const std::string& comment, const std::vector<Measurement>& measured,
                    std::string* problem);
 
-// Parses "4M", "64K", "1G", "123" into bytes; false when the text is not a size.
-bool parse_size(const std::string& text, std::uint64_t* bytes);
 
 // Re-reads everything; for tests only (not thread-safe against concurrent settings()).
 void reload_for_testing();

@@ -4,7 +4,6 @@
 #include <limits>
 #include <string>
 
-#include "core/config.hpp"
 #include "core/config_text.hpp"
 
 namespace gddt::config {
