@@ -196,8 +196,8 @@ GDDT_HD inline void move_all_words(const gddt_device_layout_t &l, unsigned char 
 // packed side are contiguous. Words are as wide as the layout and both
 // addresses allow: every block and packed offset is a multiple of the layout's
 // width, so no word straddles two blocks.
-GDDT_HD GDDT_NOINLINE inline void move_window(const gddt_device_layout_t &l, void *typed_buffer, void *packed_buffer, int64_t bytes,
-                                bool pack, int lane, int lanes) {
+GDDT_HD GDDT_NOINLINE inline void move_window(const gddt_device_layout_t &l, void *typed_buffer, void *packed_buffer,
+                                              int64_t bytes, bool pack, int lane, int lanes) {
   if (bytes <= 0 || l.size <= 0) return;
   unsigned char *typed = static_cast<unsigned char *>(typed_buffer);
   unsigned char *packed = static_cast<unsigned char *>(packed_buffer);

@@ -103,7 +103,6 @@ struct Measurement {
 bool write_profile(const std::string& path, const std::string& comment, const std::vector<Measurement>& measured,
                    std::string* problem);
 
-
 // Re-reads everything; for tests only (not thread-safe against concurrent settings()).
 void reload_for_testing();
 

@@ -89,7 +89,8 @@ TEST(DeviceWalker, MatchesMpiPackOnRandomTypes) {
       for (int lanes : {1, 3}) {
         std::fill(mine.begin(), mine.end(), 0xEE);
         for (int lane = 0; lane < lanes; ++lane)
-          gddt::device::move_window(*device.layout, mine.data() + 16 - low, reference.data(), bytes, false, lane, lanes);
+          gddt::device::move_window(*device.layout, mine.data() + 16 - low, reference.data(), bytes, false, lane,
+                                    lanes);
         ASSERT_EQ(mine, theirs) << lanes << " lane(s)";
       }
     }
@@ -101,7 +102,6 @@ TEST(DeviceWalker, MatchesMpiPackOnRandomTypes) {
   }
   EXPECT_GT(checked, kTypes / 2);
 }
-
 
 // An element over 4 GiB makes the walker divide in 64 bits (smaller ones take 32-bit divisions,
 // which the test above covers): one piece of 8-byte blocks, 16 of them 24 bytes apart, repeated
