@@ -29,7 +29,7 @@ namespace gddt_test::p2p {
 namespace {
 
 // gddt's version of its peer protocol, part of the name; the case `table` fails when it changes.
-constexpr int kProtocolVersion = 7;
+constexpr int kProtocolVersion = 8;
 // Who owns a foreign table when the test runs as root: nobody.
 constexpr uid_t kForeignOwner = 65534;
 

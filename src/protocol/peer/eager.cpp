@@ -1,6 +1,7 @@
 // The eager path (internal.hpp): a small device message packed by the sender's running resident
-// kernel into scratch the receiver maps through CUDA IPC, and unpacked by the receiver's resident
-// kernel once the flag the pack sets (flags.cpp) says the bytes are there. Neither GPU launches a
+// kernel into the receiver's landing (landing.cpp), or, where it has none, into scratch the
+// receiver maps through CUDA IPC, and unpacked by the receiver's resident kernel once the flag the
+// pack sets (in the landing, else flags.cpp) says the bytes are there. Neither GPU launches a
 // kernel or records an event, and no host waits between the two GPUs.
 #include <atomic>
 #include <memory>
@@ -33,39 +34,70 @@ void release_eager(const EagerHold& eager) {
   if (eager.receiver >= 0) in_flight[eager.receiver].fetch_sub(1, std::memory_order_relaxed);
 }
 
+namespace {
+
+// The receiver's landing for this send, where it is the only transfer of the eager path to that
+// receiver in flight (another thread's may have taken the way since eager_clear_to): its slot in
+// the landing is then free. The claim is counted in in_flight like any transfer's.
+bool claim_landing(int receiver, int device, std::int64_t bytes, Landing* landing) {
+  int none = 0;
+  if (!in_flight[receiver].compare_exchange_strong(none, 1, std::memory_order_acq_rel)) return false;
+  if (landing_of(receiver, device, bytes, landing)) return true;
+  in_flight[receiver].fetch_sub(1, std::memory_order_relaxed);
+  return false;
+}
+
+}  // namespace
+
 Status send_eager(Operation& operation, Channel& channel, Header& header, bool* sent) {
   *sent = false;
   const Message& message = operation.message;
   const pack::Backend& cuda = within(GDDT_MEMORY_DEVICE);
   const int device = message.kind.device;
   if (cuda.post_now == nullptr) return GDDT_OK;  // the route asked the rest (awaits_ipc)
-  auto staging = std::make_shared<Staging>();
-  {
+  PeerSend& send = *operation.peer;
+  const int receiver = channel.slot_of_rank[static_cast<std::size_t>(send.dest)];
+  Landing landing;
+  const bool lands = claim_landing(receiver, device, header.bytes, &landing);
+  std::shared_ptr<Staging> staging;
+  FlagLease flag;
+  void* packed = landing.packed;
+  pack::DeviceFlag signal = landing.flag;
+  if (!lands) {
+    staging = std::make_shared<Staging>();
     counters::Stopwatch staging_time(counters::Counter::kPeerSendStagingNs);
     // Scratch that is not device memory CUDA IPC exports (the pool is spent): inline instead.
     if (is_error(staging->acquire(device, header.bytes, true)) || !staging->kind().is_device() ||
-        !expose_scratch(*staging, &header))
+        !expose_scratch(*staging, &header) || !take_flag(device, &flag))
       return GDDT_OK;
+    packed = staging->data();
+    signal = flag.flag;
   }
-  FlagLease flag;
-  if (!take_flag(device, &flag)) return GDDT_OK;
-  PeerSend& send = *operation.peer;
   {
     counters::Stopwatch packing(counters::Counter::kPeerSendPackNs);
     gpu::DeviceGuard guard(device);
     const pack::Window window{message.layout.get(), message.count, 0, message.bytes()};
     bool posted = false;
-    const Status status = cuda.post_now(false, window, message.typed(), staging->data(), {}, flag.flag,
-                                        operation.ordering, &send.pack_posted, &posted);
+    const Status status = cuda.post_now(false, window, message.typed(), packed, {}, signal, operation.ordering,
+                                        &send.pack_posted, &posted);
     if (is_error(status) || !posted) {
       give_back(flag);
+      if (lands) in_flight[receiver].fetch_sub(1, std::memory_order_relaxed);
       return status;
     }
   }
-  counters::add(counters::Counter::kPeerEagerPacks, 1);
-  EagerHold hold{flag, send.pack_posted, channel.slot_of_rank[static_cast<std::size_t>(send.dest)]};
-  in_flight[hold.receiver].fetch_add(1, std::memory_order_relaxed);
-  name_flag(flag, &header);
+  counters::add(lands ? counters::Counter::kPeerEagerLanded : counters::Counter::kPeerEagerPacks, 1);
+  EagerHold hold{flag, send.pack_posted, receiver};
+  if (lands) {
+    header.plane = Plane::kIpc;
+    header.landing_gpu = landing.gpu_index;
+    header.offset = landing.offset;
+    header.flag_offset = landing.flag_offset;
+    header.flag_value = landing.flag.value;
+  } else {
+    in_flight[receiver].fetch_add(1, std::memory_order_relaxed);
+    name_flag(flag, &header);
+  }
   header.transfer = new_transfer();
   *sent = true;
   Status status = send_header(channel, header, nullptr, send);
@@ -75,14 +107,12 @@ Status send_eager(Operation& operation, Channel& channel, Header& header, bool* 
   return status;
 }
 
-Status unpack_after_flag(Operation& operation, const Header& header, std::int64_t bytes, int device,
-                         const char* packed, bool* moved) {
+Status unpack_after_flag(Operation& operation, pack::DeviceFlag after, std::int64_t bytes, const char* packed,
+                         bool* moved) {
   *moved = false;
   const Message& message = operation.message;
   const pack::Backend& cuda = within(GDDT_MEMORY_DEVICE);
   if (cuda.post_now == nullptr) return GDDT_OK;
-  pack::DeviceFlag after;
-  GDDT_CHECK(flag_of(header, device, &after));
   const pack::Window window{message.layout.get(), message.count, 0, bytes};
   pack::Posted posted;
   bool served = false;

@@ -195,6 +195,10 @@ struct Header {
   std::uint64_t flag_size = 0;
   std::uint64_t flag_offset = 0;
   unsigned char flag_handle[gpu::kIpcHandleBytes] = {};
+  // The eager path into the receiver's landing (landing.cpp): the index of the receiver's GPU in
+  // its node entry whose landing holds the packed bytes at `offset` and the flag at `flag_offset`
+  // (-1: the bytes are in the sender's scratch).
+  std::int32_t landing_gpu = -1;
 };
 
 // Tags on the data twin, within what every library allows (MPI_TAG_UB >= 32767): a transfer's data
@@ -229,13 +233,45 @@ bool eager_clear_to(int receiver);
 // Retires a transfer of the eager path once its release came (lingering.cpp).
 void release_eager(const EagerHold& eager);
 
-// Unpacks a message of the eager path (header.flag_value != 0) out of the sender's scratch mapped
-// at `packed`, on GPU `device` (the current one): the resident kernel waits for the flag, unpacks
-// and is waited for. *moved is false where it declines or gave up waiting (or may have: the
-// bytes are then written again); the caller then unpacks on a stream that waits for the flag
-// (stream_after_pack).
-Status unpack_after_flag(Operation& operation, const Header& header, std::int64_t bytes, int device,
-                         const char* packed, bool* moved);
+// Unpacks a message of the eager path out of `packed` (the receiver's landing, or the sender's
+// scratch mapped here) on the current GPU: the resident kernel waits for the flag `after`
+// (header.flag_value != 0), unpacks and is waited for. *moved is false where it declines or gave up
+// waiting (or may have: the bytes are then written again); the caller then unpacks on a stream
+// that waits for the flag (stream_after_pack).
+Status unpack_after_flag(Operation& operation, pack::DeviceFlag after, std::int64_t bytes, const char* packed,
+                         bool* moved);
+
+// --- landings: the eager path's bytes written into the receiver's memory (landing.cpp) ---
+
+// The largest message a landing's slot holds.
+constexpr std::int64_t kLandingSlotBytes = 16 << 10;
+
+// Where a sender's resident kernel writes a message into its receiver's landing.
+struct Landing {
+  char* packed = nullptr;   // mapped here
+  pack::DeviceFlag flag;    // mapped here, and the value to set once the bytes are written
+  int gpu_index = -1;       // the receiver's GPU, in its node entry
+  std::int64_t offset = 0;  // of the bytes in the landing
+  std::uint64_t flag_offset = 0;
+};
+
+// Makes and publishes this process's landing on GPU `device` where it has none yet (once per GPU:
+// an allocation and its export), so that the next eager messages to it land there.
+void prepare_landing(int device);
+
+// Where GPU `device` of this process writes a message of `bytes` packed bytes to the process at
+// node slot `receiver`: its landing on the GPU of its latest device receive, mapped once. False
+// where it has none there (yet), `device` cannot reach that GPU, or the message exceeds a slot. The
+// caller must hold the only transfer of the eager path to that receiver (claim_landing): each
+// sender has one slot in each landing.
+bool landing_of(int receiver, int device, std::int64_t bytes, Landing* landing);
+
+// The receiver's side: the GPU whose landing holds the bytes of `header` (landing_gpu >= 0), where
+// they are and the flag the sender sets.
+Status reach_landing(const Header& header, std::int64_t bytes, int* device, char** packed, pack::DeviceFlag* flag);
+
+// At MPI_Finalize: closes the mappings of other processes' landings and frees this process's own.
+void free_landings();
 
 // The byte count of a direct-plane copy's header where the sender could not make the copy (its
 // `part` then holds the sender's Status, which the receive reports too).

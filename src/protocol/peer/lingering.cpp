@@ -31,8 +31,8 @@ void retire(const Pending& entry) {
 // calls erroneous, must not hold the process for ever).
 constexpr double kReleaseWaitSeconds = 10.0;
 
-// Only transfers through CUDA IPC hold scratch for the receiver.
-bool awaits_release(const Pending& entry) { return entry.scratch_held > 0; }
+// Only transfers through CUDA IPC hold scratch for the receiver, or a landing's slot in it.
+bool awaits_release(const Pending& entry) { return entry.scratch_held > 0 || entry.eager.receiver >= 0; }
 
 }  // namespace
 

@@ -42,7 +42,7 @@ LentSlots& lent_slots() {
 // The version of the protocol's messages (the header's layout and what each plane does): processes
 // of different versions register in different tables, so that neither reaches the launcher's count
 // and both keep the raw format. Raise it with every change to them.
-constexpr int kProtocolVersion = 7;
+constexpr int kProtocolVersion = 8;
 
 }  // namespace
 

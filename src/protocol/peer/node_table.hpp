@@ -48,6 +48,13 @@ struct SharedWindowCell {
   std::atomic<std::uint32_t> accumulate;  // 1 while an origin applies an accumulating call
 };
 
+// A process's landing on one of its GPUs (landing.cpp): the allocation as CUDA IPC exports it,
+// written before `ready` turns 1 (0 again at MPI_Finalize).
+struct LandingCell {
+  std::atomic<int> ready;
+  gpu::IpcExport exported;
+};
+
 struct NodeEntry {
   std::atomic<int> world_rank_plus_one;  // 0 until the process has passed MPI_Init
   int gpus;
@@ -74,6 +81,7 @@ struct NodeEntry {
   std::atomic<std::int32_t> asked_by[kLentSlots];
   WriteCell write_cells[kWriteCells];
   SharedWindowCell windows[kSharedWindows];
+  LandingCell landings[kMostGpus];  // by the GPU's index in `uuids`
 };
 
 struct NodeTable {

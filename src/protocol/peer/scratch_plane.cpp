@@ -28,12 +28,11 @@ int reading_gpu(const Message& message, const Header& header, int source) {
   return source;
 }
 
-// gddt's stream of GPU `device` (the current one), made to wait for the sender's pack of `header`.
-Status stream_after_pack(const Header& header, int device, gpu::Stream* stream) {
+// gddt's stream of GPU `device` (the current one), made to wait for the sender's pack of `header`:
+// for its flag (`flag`, the eager path), else its event.
+Status stream_after_pack(const Header& header, pack::DeviceFlag flag, int device, gpu::Stream* stream) {
   GDDT_CHECK(gpu::library_stream(device, stream));
-  if (header.flag_value != 0) {
-    pack::DeviceFlag flag;
-    GDDT_CHECK(flag_of(header, device, &flag));
+  if (flag.at != nullptr) {
     const pack::Backend& cuda = within(GDDT_MEMORY_DEVICE);
     return cuda.queue_flag_wait != nullptr ? cuda.queue_flag_wait(flag, *stream) : GDDT_ERR_INTERNAL;
   }
@@ -89,8 +88,8 @@ Status hold_until_release(Channel& channel, int dest, const Header& header, std:
   if (PMPI_Irecv(nullptr, 0, MPI_BYTE, dest, kReleaseTags + header.transfer, channel.data, &pending.request) !=
       MPI_SUCCESS)
     return GDDT_ERR_MPI;
-  pending.scratch_held = header.bytes;
-  scratch_held_for_ipc.fetch_add(header.bytes);
+  pending.scratch_held = staging ? header.bytes : 0;  // a landed message holds the receiver's memory
+  scratch_held_for_ipc.fetch_add(pending.scratch_held);
   pending.pack_event = pack_event;
   pending.eager = eager;
   pending.staging = std::move(staging);
@@ -124,20 +123,30 @@ Status unpack_remote(Operation& operation, const Header& header, std::int64_t by
   const Message& message = operation.message;
   int device = -1;
   char* packed = nullptr;
-  if (gather != nullptr) keep_mappings_for_gathering();
-  GDDT_CHECK(reach_sender(message, header, &device, &packed));
+  pack::DeviceFlag flag;  // the eager path's
+  if (header.landing_gpu >= 0) {
+    GDDT_CHECK(reach_landing(header, bytes, &device, &packed, &flag));
+  } else {
+    if (gather != nullptr) keep_mappings_for_gathering();
+    GDDT_CHECK(reach_sender(message, header, &device, &packed));
+    if (header.flag_value != 0) {
+      GDDT_CHECK(flag_of(header, device, &flag));
+      // The next eager messages to this process land in its own memory.
+      if (message.kind.is_device()) prepare_landing(message.kind.device);
+    }
+  }
   counters::Stopwatch moving(counters::Counter::kPeerRecvMoveNs);
   gpu::DeviceGuard guard(device);
-  if (header.flag_value != 0 && writes_directly(message, device)) {
+  if (flag.at != nullptr && writes_directly(message, device)) {
     bool moved = false;
-    GDDT_CHECK(unpack_after_flag(operation, header, bytes, device, packed, &moved));
+    GDDT_CHECK(unpack_after_flag(operation, flag, bytes, packed, &moved));
     if (moved) {
       counters::add(counters::Counter::kPeerIpcBytes, bytes);
       return GDDT_OK;
     }
   }
   gpu::Stream stream = nullptr;
-  GDDT_CHECK(stream_after_pack(header, device, &stream));
+  GDDT_CHECK(stream_after_pack(header, flag, device, &stream));
   if (writes_directly(message, device)) {
     const pack::Window window{message.layout.get(), message.count, 0, bytes};
     if (gather != nullptr) {

@@ -97,6 +97,7 @@ void finalize() {
   close_opened_events();
   destroy_pack_events();
   free_flags();
+  free_landings();
   part_events().destroy_idle();
   Node& n = node();
   if (n.table == nullptr) return;
