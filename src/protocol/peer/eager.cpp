@@ -100,10 +100,16 @@ Status send_eager(Operation& operation, Channel& channel, Header& header, bool* 
   }
   header.transfer = new_transfer();
   *sent = true;
-  Status status = send_header(channel, header, nullptr, send);
+  const Status header_sent = send_header(channel, header, nullptr, send);
+  Status status = header_sent;
   // A copy keeps the scratch where holding fails: the pack may still write it.
   if (!is_error(status)) status = hold_until_release(channel, send.dest, header, staging, PackEvent{}, hold);
-  if (is_error(status)) release_eager(hold);  // waits for the pack; the flag and the count go back
+  if (is_error(status)) {
+    // Once a landed message's header is out its receiver may still read the slot: the claim stays,
+    // and nothing lands there again.
+    if (lands && !is_error(header_sent)) hold.receiver = -1;
+    release_eager(hold);  // waits for the pack; the flag (and the count) go back
+  }
   return status;
 }
 

@@ -1,5 +1,6 @@
-// What a transfer of the eager path (eager.cpp) holds until its receiver's release: a flag, a word
-// of device memory lent to it (flags.cpp), and the pack that sets it. Apart from internal.hpp,
+// What a transfer of the eager path (eager.cpp) holds until its receiver's release: the pack that
+// sets its flag, and, out of the sender's scratch, that flag, a word of device memory lent to it
+// (flags.cpp; a landed transfer's word is its slot's in the receiver's landing). Apart from internal.hpp,
 // which declares the functions, so that its requests (Pending) can hold one.
 #pragma once
 

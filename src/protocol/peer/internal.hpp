@@ -152,7 +152,8 @@ void abandon_lingering();
 // --- the header ---
 
 // Where the packed bytes wait for the receiver: in the header; in device scratch of the sender,
-// read through CUDA IPC; in a message on the data twin; not packed at all, the receiver reading
+// read through CUDA IPC, or written by the sender into the receiver's landing (small messages);
+// in a message on the data twin; not packed at all, the receiver reading
 // the sender's own buffer through CUDA IPC (the sender's layout follows the header).
 enum class Plane : std::uint8_t { kInline = 1, kIpc = 2, kStaged = 3, kDirect = 4 };
 
@@ -166,7 +167,7 @@ struct Header {
   std::int64_t bytes = 0;  // packed bytes of the message
   std::int64_t part = 0;   // the staged plane: packed bytes per data message (the last may hold fewer)
   // CUDA IPC: where the packed bytes (the direct plane: the user's buffer) are in the sender's
-  // allocation.
+  // allocation, or in the receiver's landing (landing_gpu >= 0).
   std::int64_t offset = 0;
   // The direct plane: the elements of the sender's datatype, whose layout's bytes follow the header,
   // and the state of the lending in the node table (the sender's entry, its slot and generation).
@@ -215,11 +216,12 @@ Status send_header(Channel& channel, const Header& header, const void* carried, 
 // --- the eager path (eager.cpp) ---
 
 // Sends a message below GDDT_PEER_IPC_MIN through CUDA IPC where the resident kernel of its GPU
-// runs: the kernel packs it into device scratch and sets a flag (flags.cpp) that the receiver's
-// GPU waits for, while the header leaves at once; the send waits for the pack when it completes
-// (finish_send). *sent is false where the kernel declines (it is idle: the inline pack starts it; the
-// window is too scattered for it; no flag is free): nothing was sent, and the caller sends the
-// message inline, as the packed-bytes format would.
+// runs: the kernel packs it into the receiver's landing (landing_of), else into device scratch,
+// and sets a flag there (else flags.cpp) that the receiver's GPU waits for, while the header
+// leaves at once; the send waits for the pack when it completes (finish_send). *sent is false
+// where the kernel declines (it is idle: the inline pack starts it; the window is too scattered
+// for it; without a landing, no flag is free): nothing was sent, and the caller sends the message
+// inline, as the packed-bytes format would.
 Status send_eager(Operation& operation, Channel& channel, Header& header, bool* sent);
 
 // Whether the eager path serves a send to the process at node slot `receiver` now: none of its
@@ -234,8 +236,8 @@ bool eager_clear_to(int receiver);
 void release_eager(const EagerHold& eager);
 
 // Unpacks a message of the eager path out of `packed` (the receiver's landing, or the sender's
-// scratch mapped here) on the current GPU: the resident kernel waits for the flag `after`
-// (header.flag_value != 0), unpacks and is waited for. *moved is false where it declines or gave up
+// scratch mapped here) on the current GPU: the resident kernel waits for the flag `after`, unpacks
+// and is waited for. *moved is false where it declines or gave up
 // waiting (or may have: the bytes are then written again); the caller then unpacks on a stream
 // that waits for the flag (stream_after_pack).
 Status unpack_after_flag(Operation& operation, pack::DeviceFlag after, std::int64_t bytes, const char* packed,
@@ -328,7 +330,8 @@ Status release_scratch(gpu::Stream reading, MPI_Comm data, int sender, int trans
 // --- the routing model and the peer rows of the transport table (transports.cpp) ---
 
 // Whether a message of `bytes` packed bytes is below GDDT_PEER_IPC_MIN: CUDA IPC moves it only on
-// the eager path (GDDT_PEER_EAGER), packed into scratch, never lent (the direct plane).
+// the eager path (GDDT_PEER_EAGER), packed into the receiver's landing or scratch, never lent (the
+// direct plane).
 bool eager_sized(std::int64_t bytes);
 
 // Whether a send of `message` may lend its buffer at all (the direct plane), before its allocation

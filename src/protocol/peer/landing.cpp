@@ -4,12 +4,14 @@
 // resident kernel packs straight into its slot there and sets its word across the link; the
 // receiver's resident kernel then waits for a word in its own memory and unpacks its own bytes.
 // Against the sender's scratch read across the link, no polling and no reads cross NVLink, and the
-// sender takes no scratch: a 4 KiB message 12.4 against 15.8 us one way between two H200s
-// (performance.md §4).
+// sender takes no scratch: a 4 KiB message 12.4-13.6 against 14.4-15.8 us one way between two
+// H200s (performance.md §4).
+#include <unistd.h>
+
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -72,6 +74,7 @@ Status make_landing(int device, int index, char** base) {
     return status;
   }
   LandingCell& cell = node().table->entries[node().slot].landings[index];
+  cell.pid = static_cast<std::int32_t>(getpid());
   cell.exported = exported;
   cell.ready.store(1, std::memory_order_release);
   *base = static_cast<char*>(memory);
@@ -79,11 +82,13 @@ Status make_landing(int device, int index, char** base) {
 }
 
 // A sender's mappings of its receivers' landings, by (receiver, index of the receiver's GPU, the
-// sender's GPU that writes), and the value it set last in each receiver's word for it. Kept open
-// to MPI_Finalize: a landing lives as long as its process.
+// sender's GPU that writes), those the driver refused (not asked again: each refusal is logged),
+// and the value it set last in each receiver's word for it. Kept open to MPI_Finalize: a landing
+// lives as long as its process.
 struct Mapped {
   std::mutex mutex;
   std::map<std::tuple<int, int, int>, char*> base;
+  std::set<std::tuple<int, int, int>> refused;
   std::map<std::pair<int, int>, std::uint64_t> last_value;
 };
 
@@ -131,7 +136,7 @@ Status reach_landing(const Header& header, std::int64_t bytes, int* device, char
 bool landing_of(int receiver, int device, std::int64_t bytes, Landing* landing) {
   const Node& n = node();
   if (!config::settings().peer_landing || bytes > kLandingSlotBytes || receiver == n.slot || receiver < 0 ||
-      receiver >= n.local_size)
+      receiver >= n.local_size || n.slot < 0 || n.slot >= n.local_size)
     return false;
   NodeEntry& entry = n.table->entries[receiver];
   const int index = entry.receiving_gpu_plus_one.load(std::memory_order_relaxed) - 1;
@@ -140,13 +145,19 @@ bool landing_of(int receiver, int device, std::int64_t bytes, Landing* landing) 
   if (cell.ready.load(std::memory_order_acquire) == 0) return false;
   const int their_gpu = gpu::device_of(entry.uuids[index]);
   if (their_gpu < 0 || (their_gpu != device && !gpu::can_access_peer(device, their_gpu))) return false;
+  const auto key = std::make_tuple(receiver, index, device);
   Mapped& m = mapped();
   std::lock_guard<std::mutex> lock(m.mutex);
-  char*& base = m.base[std::make_tuple(receiver, index, device)];
+  if (m.refused.count(key) != 0) return false;
+  char*& base = m.base[key];
   if (base == nullptr) {
+    // A mapping of a freed allocation of that process at these addresses would make the driver
+    // refuse this one ("already mapped").
+    close_freed_mappings(cell.pid, cell.exported.base, cell.exported.size);
     void* opened = nullptr;
     if (is_error(gpu::ipc_open(cell.exported.handle, device, &opened))) {
-      m.base.erase(std::make_tuple(receiver, index, device));
+      m.base.erase(key);
+      m.refused.insert(key);
       return false;
     }
     base = static_cast<char*>(opened);
@@ -167,6 +178,7 @@ void free_landings() {
     for (const auto& open : m.base)
       if (open.second != nullptr) gpu::ipc_close(std::get<2>(open.first), open.second);
     m.base.clear();
+    m.refused.clear();
   }
   Own& o = own();
   std::lock_guard<std::mutex> lock(o.mutex);

@@ -105,9 +105,12 @@ void abandon_lingering() {
     GDDT_LOG(kInfo, "MPI_Finalize: %zu requests of the peer protocol left to the library", l.pending.size());
   for (Pending& entry : l.pending) {
     if (awaits_release(entry)) {
-      GDDT_LOG(kWarn, "MPI_Finalize: a message of the peer protocol was never received; its receiver may not read it now");
+      GDDT_LOG(kWarn, "MPI_Finalize: a message of the peer protocol was never received (a receive never posted?)");
       PMPI_Cancel(&entry.request);
     }
+    // No pack may still write another process's landing once MPI_Finalize closes the mappings.
+    release_eager(entry.eager);
+    entry.eager = EagerHold{};
     if (entry.request != MPI_REQUEST_NULL) PMPI_Request_free(&entry.request);
   }
   // Kept to the end of the process, reachable (a leak checker sees no leak): the library may

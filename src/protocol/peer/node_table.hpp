@@ -1,6 +1,6 @@
 // The node's table in shared memory (node_table.cpp): one entry per process of the job on this
 // node, holding what the peer protocol's processes read of each other (GPUs, lent slots, requests
-// to write, shared one-sided windows), and the functions that open it and take its slots.
+// to write, shared one-sided windows, landings of the eager path), and the functions that open it and take its slots.
 #pragma once
 
 #include <atomic>
@@ -48,10 +48,12 @@ struct SharedWindowCell {
   std::atomic<std::uint32_t> accumulate;  // 1 while an origin applies an accumulating call
 };
 
-// A process's landing on one of its GPUs (landing.cpp): the allocation as CUDA IPC exports it,
-// written before `ready` turns 1 (0 again at MPI_Finalize).
+// A process's landing on one of its GPUs (landing.cpp): the allocation as CUDA IPC exports it and
+// the process's id (a sender closes its mappings of that process's freed allocations at the same
+// addresses first), written before `ready` turns 1 (0 again at MPI_Finalize).
 struct LandingCell {
   std::atomic<int> ready;
+  std::int32_t pid;
   gpu::IpcExport exported;
 };
 

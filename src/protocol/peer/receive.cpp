@@ -100,10 +100,10 @@ Status read_marker(const Operation& operation, std::uint64_t* sequence) {
 
 // Unpacks `bytes` packed bytes at `packed` (host memory) into the receive's buffer.
 Status unpack_host_bytes(Operation& operation, const char* packed, std::int64_t bytes) {
-  Staging landing;
-  GDDT_CHECK(landing.acquire(-1, bytes));
-  std::memcpy(landing.data(), packed, static_cast<std::size_t>(bytes));
-  return unpack_message(operation.message, landing, bytes, nullptr, meanwhile_for(operation), operation.ordering);
+  Staging staging;
+  GDDT_CHECK(staging.acquire(-1, bytes));
+  std::memcpy(staging.data(), packed, static_cast<std::size_t>(bytes));
+  return unpack_message(operation.message, staging, bytes, nullptr, meanwhile_for(operation), operation.ordering);
 }
 
 // The largest message whose unpack out of a sender's scratch waits to share a launch. Across two

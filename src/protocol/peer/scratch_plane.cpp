@@ -1,5 +1,6 @@
 // The CUDA IPC plane (internal.hpp): the sender packs into device scratch of its own, which the
-// receiver maps and unpacks out of, alone or in a launch shared with others, then releases.
+// receiver maps and unpacks out of, alone or in a launch shared with others, then releases (a
+// small message may instead be in the receiver's own landing, landing.cpp).
 #include <unistd.h>
 
 #include <algorithm>
@@ -111,11 +112,11 @@ bool writes_directly(const Message& message, int device) {
 
 Status land_and_unpack(Operation& operation, const void* packed, std::int64_t bytes, gpu::Stream stream) {
   const Message& message = operation.message;
-  Staging landing;
-  GDDT_CHECK(landing.acquire(message.kind.is_device() ? message.kind.device : -1, bytes));
-  GDDT_CHECK(gpu::memcpy_async(landing.data(), packed, static_cast<std::size_t>(bytes), stream));
+  Staging staging;
+  GDDT_CHECK(staging.acquire(message.kind.is_device() ? message.kind.device : -1, bytes));
+  GDDT_CHECK(gpu::memcpy_async(staging.data(), packed, static_cast<std::size_t>(bytes), stream));
   GDDT_CHECK(gpu::stream_synchronize(stream));
-  return unpack_message(message, landing, bytes, nullptr, meanwhile_for(operation), operation.ordering);
+  return unpack_message(message, staging, bytes, nullptr, meanwhile_for(operation), operation.ordering);
 }
 
 Status unpack_remote(Operation& operation, const Header& header, std::int64_t bytes, gpu::Stream* queued_on,
