@@ -36,9 +36,11 @@ std::int64_t landing_bytes() {
 
 std::int64_t slot_offset(int sender) { return kWordsBytes + std::int64_t{sender} * kLandingSlotBytes; }
 
+// This process's landings, by the GPU's index in its node entry, and that GPU's number here.
 struct Own {
   std::mutex mutex;
   char* base[kMostGpus] = {};
+  int device[kMostGpus] = {};
   bool broken[kMostGpus] = {};
 };
 
@@ -51,10 +53,7 @@ Own& own() {
 int own_index(int device) {
   gpu::DeviceUuid uuid;
   if (gpu::device_uuid(device, &uuid) != GDDT_OK) return -1;
-  const NodeEntry& mine = node().table->entries[node().slot];
-  for (int i = 0; i < std::min(mine.gpus, kMostGpus); ++i)
-    if (mine.uuids[i] == uuid) return i;
-  return -1;
+  return gpu_index(node().table->entries[node().slot], uuid);
 }
 
 Status make_landing(int device, int index, char** base) {
@@ -82,9 +81,9 @@ Status make_landing(int device, int index, char** base) {
 }
 
 // A sender's mappings of its receivers' landings, by (receiver, index of the receiver's GPU, the
-// sender's GPU that writes), those the driver refused (not asked again: each refusal is logged),
-// and the value it set last in each receiver's word for it. Kept open to MPI_Finalize: a landing
-// lives as long as its process.
+// sender's GPU that writes), those it cannot have (that GPU does not reach the landing's, or the
+// driver refused the mapping: not asked again, each refusal is logged), and the value it set last
+// in each receiver's word for it. Kept open to MPI_Finalize: a landing lives as long as its process.
 struct Mapped {
   std::mutex mutex;
   std::map<std::tuple<int, int, int>, char*> base;
@@ -106,6 +105,7 @@ void prepare_landing(int device) {
   Own& o = own();
   std::lock_guard<std::mutex> lock(o.mutex);
   if (o.base[index] != nullptr || o.broken[index]) return;
+  o.device[index] = device;
   if (is_error(make_landing(device, index, &o.base[index]))) {
     o.broken[index] = true;
     GDDT_LOG(kInfo, "GPU %d has no landing for the eager path: its senders' GPUs keep the bytes", device);
@@ -120,13 +120,12 @@ Status reach_landing(const Header& header, std::int64_t bytes, int* device, char
     Own& o = own();
     std::lock_guard<std::mutex> lock(o.mutex);
     base = o.base[index];
+    *device = o.device[index];
   }
   const std::int64_t size = landing_bytes();
   const bool inside = header.offset >= kWordsBytes && bytes <= kLandingSlotBytes && header.offset + bytes <= size &&
                       header.flag_offset % 8 == 0 && header.flag_offset + 8 <= static_cast<std::uint64_t>(kWordsBytes);
   if (base == nullptr || !inside) return GDDT_ERR_INTERNAL;
-  *device = gpu::device_of(node().table->entries[node().slot].uuids[index]);
-  if (*device < 0) return GDDT_ERR_NO_DEVICE;
   *packed = base + header.offset;
   flag->at = reinterpret_cast<std::uint64_t*>(base + header.flag_offset);
   flag->value = header.flag_value;
@@ -139,23 +138,23 @@ bool landing_of(int receiver, int device, std::int64_t bytes, Landing* landing) 
       receiver >= n.local_size || n.slot < 0 || n.slot >= n.local_size)
     return false;
   NodeEntry& entry = n.table->entries[receiver];
-  const int index = entry.receiving_gpu_plus_one.load(std::memory_order_relaxed) - 1;
-  if (index < 0 || index >= std::min(entry.gpus, kMostGpus)) return false;
+  const int index = receiving_gpu_index(entry);
+  if (index < 0) return false;
   LandingCell& cell = entry.landings[index];
   if (cell.ready.load(std::memory_order_acquire) == 0) return false;
-  const int their_gpu = gpu::device_of(entry.uuids[index]);
-  if (their_gpu < 0 || (their_gpu != device && !gpu::can_access_peer(device, their_gpu))) return false;
   const auto key = std::make_tuple(receiver, index, device);
   Mapped& m = mapped();
   std::lock_guard<std::mutex> lock(m.mutex);
   if (m.refused.count(key) != 0) return false;
   char*& base = m.base[key];
   if (base == nullptr) {
+    const int their_gpu = gpu::device_of(entry.uuids[index]);
+    const bool reaches = their_gpu >= 0 && (their_gpu == device || gpu::can_access_peer(device, their_gpu));
     // A mapping of a freed allocation of that process at these addresses would make the driver
     // refuse this one ("already mapped").
-    close_freed_mappings(cell.pid, cell.exported.base, cell.exported.size);
+    if (reaches) close_freed_mappings(cell.pid, cell.exported.base, cell.exported.size);
     void* opened = nullptr;
-    if (is_error(gpu::ipc_open(cell.exported.handle, device, &opened))) {
+    if (!reaches || is_error(gpu::ipc_open(cell.exported.handle, device, &opened))) {
       m.base.erase(key);
       m.refused.insert(key);
       return false;
@@ -185,8 +184,7 @@ void free_landings() {
   for (int index = 0; index < kMostGpus; ++index) {
     if (o.base[index] == nullptr) continue;
     node().table->entries[node().slot].landings[index].ready.store(0, std::memory_order_release);
-    if (!gpu::objects_abandoned())
-      gpu::device_free(gpu::device_of(node().table->entries[node().slot].uuids[index]), o.base[index]);
+    if (!gpu::objects_abandoned()) gpu::device_free(o.device[index], o.base[index]);
     o.base[index] = nullptr;
   }
 }

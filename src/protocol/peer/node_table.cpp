@@ -58,6 +58,17 @@ Node& node() {
 
 lending::Slot& lent_state(int owner, int slot) { return node().table->entries[owner].lent[slot]; }
 
+int gpu_index(const NodeEntry& entry, const gpu::DeviceUuid& uuid) {
+  for (int i = 0; i < std::min(entry.gpus, kMostGpus); ++i)
+    if (entry.uuids[i] == uuid) return i;
+  return -1;
+}
+
+int receiving_gpu_index(const NodeEntry& entry) {
+  const int index = entry.receiving_gpu_plus_one.load(std::memory_order_relaxed) - 1;
+  return index < std::min(entry.gpus, kMostGpus) ? index : -1;
+}
+
 bool take_lent_slot(int* slot, std::uint32_t* generation) {
   LentSlots& slots = lent_slots();
   std::lock_guard<std::mutex> lock(slots.mutex);

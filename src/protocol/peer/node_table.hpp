@@ -105,6 +105,12 @@ struct Node {
 Node& node();
 lending::Slot& lent_state(int owner, int slot);
 
+// The index in `entry.uuids` of GPU `uuid`, else -1.
+int gpu_index(const NodeEntry& entry, const gpu::DeviceUuid& uuid);
+// The index in `entry.uuids` of the GPU of the process's latest device receive, else -1 (before
+// its first).
+int receiving_gpu_index(const NodeEntry& entry);
+
 // Takes an idle slot and posts it at its next generation; false when every slot is lent.
 bool take_lent_slot(int* slot, std::uint32_t* generation);
 void give_lent_slot(int slot);

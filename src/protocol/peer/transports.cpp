@@ -16,20 +16,14 @@ namespace gddt::protocol::peers {
 namespace {
 
 // Whether the process at `slot` of the node table sees GPU `uuid`.
-bool sees_gpu(int slot, const gpu::DeviceUuid& uuid) {
-  const NodeEntry& entry = node().table->entries[slot];
-  for (int i = 0; i < std::min(entry.gpus, kMostGpus); ++i)
-    if (entry.uuids[i] == uuid) return true;
-  return false;
-}
+bool sees_gpu(int slot, const gpu::DeviceUuid& uuid) { return gpu_index(node().table->entries[slot], uuid) >= 0; }
 
 // The GPU, in this process's numbering, of the latest device receive of the process at `slot`: -1
 // before its first, or where this process does not see that GPU.
 int receiving_gpu(int slot) {
   const NodeEntry& entry = node().table->entries[slot];
-  const int index = entry.receiving_gpu_plus_one.load(std::memory_order_relaxed) - 1;
-  if (index < 0 || index >= std::min(entry.gpus, kMostGpus)) return -1;
-  return gpu::device_of(entry.uuids[index]);
+  const int index = receiving_gpu_index(entry);
+  return index < 0 ? -1 : gpu::device_of(entry.uuids[index]);
 }
 
 // The smallest allocation the direct plane lends: CUDA carves smaller cudaMalloc allocations out
@@ -137,8 +131,8 @@ void note_receive(const Message& message) {
   gpu::DeviceUuid uuid;
   if (gpu::device_uuid(message.kind.device, &uuid) != GDDT_OK) return;
   NodeEntry& mine = n.table->entries[n.slot];
-  for (int i = 0; i < std::min(mine.gpus, kMostGpus); ++i)
-    if (mine.uuids[i] == uuid) mine.receiving_gpu_plus_one.store(i + 1, std::memory_order_relaxed);
+  const int index = gpu_index(mine, uuid);
+  if (index >= 0) mine.receiving_gpu_plus_one.store(index + 1, std::memory_order_relaxed);
 }
 
 bool may_lend(const Message& message, bool lends_buffer) {
